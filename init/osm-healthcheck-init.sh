@@ -1,0 +1,206 @@
+#!/bin/sh
+# osm-healthcheck init: ACCEPT TCP to the companion's ports at the top of nat PREROUTING, so kubelet's probes
+# stop before the mesh's REDIRECT whichever init container ran first (DESIGN.md §6). Run by
+# `osm-healthcheck init` (src/init/script.ts); usable on its own. Needs only sh and the iptables binaries.
+# shellcheck source-path=SCRIPTDIR
+set -eu
+
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+# shellcheck source=rules.sh
+. "$here/rules.sh"
+
+usage() {
+  printf '%s\n' 'Usage: osm-healthcheck-init.sh [--ports LIST] [--dry-run] [--cleanup] [--ipv6 auto|on|off]
+                               [--backend auto|nft|legacy]
+  --ports LIST    TCP ports that bypass the mesh, e.g. 15901-15904,16000 (default 15901-15904)
+  --dry-run       print the iptables-restore input per family instead of applying it
+  --cleanup       remove our chain and its jump instead of installing them
+  --ipv6 MODE     auto (default): also IPv6 when the pod has a global IPv6 address; on; off
+  --backend NAME  auto (default): the backend holding more rules, nft on a tie; nft; legacy
+Exit status: 0 done, 1 failed (no rule of the failing family changed), 2 bad usage.'
+}
+
+note() { printf 'osm-healthcheck-init: %s\n' "$*" >&2; }
+die() {
+  note "$*"
+  exit 1
+}
+usage_error() {
+  note "$* (see --help)"
+  exit 2
+}
+first_line() { printf '%s' "${1%%"$nl"*}"; }
+nl='
+'
+
+ports=15901-15904 ipv6=auto backend=auto dry_run=0 cleanup=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --ports | --ipv6 | --backend)
+      [ $# -ge 2 ] || usage_error "$1 needs a value"
+      case $1 in --ports) ports=$2 ;; --ipv6) ipv6=$2 ;; --backend) backend=$2 ;; esac
+      shift
+      ;;
+    --ports=*) ports=${1#*=} ;;
+    --ipv6=*) ipv6=${1#*=} ;;
+    --backend=*) backend=${1#*=} ;;
+    --dry-run) dry_run=1 ;;
+    --cleanup) cleanup=1 ;;
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    *) usage_error "unknown argument \"$1\"" ;;
+  esac
+  shift
+done
+specs=$(port_specs "$ports") || usage_error "--ports: \"$specs\" is not a port 1-65535 or a range like 15901-15904"
+case $ipv6 in auto | on | off) ;; *) usage_error "--ipv6 must be auto, on or off, got \"$ipv6\"" ;; esac
+case $backend in auto | nft | legacy) ;; *) usage_error "--backend must be auto, nft or legacy, got \"$backend\"" ;; esac
+
+# Reading the ruleset needs the same rights as changing it, so --dry-run checks them too.
+check_privileges() {
+  euid='' cap_eff=''
+  while read -r key first second _rest; do
+    case $key in
+      Uid:) euid=$second ;;
+      CapEff:) cap_eff=$first ;;
+    esac
+  done </proc/self/status
+  [ "$euid" = 0 ] || die "must run as root (uid 0), running as uid ${euid:-unknown}: give the init container securityContext.runAsUser: 0"
+  # CAP_NET_ADMIN is bit 12 of the effective set (linux/capability.h); the low 8 hex digits hold it.
+  low=${cap_eff#"${cap_eff%????????}"}
+  [ $(((0x${low:-0} >> 12) & 1)) = 1 ] || die "the NET_ADMIN capability is missing: add NET_ADMIN and NET_RAW to the init container's securityContext.capabilities"
+}
+
+# tool_prefix BACKEND: iptables-nft / iptables-legacy, else a plain iptables of that flavour (Alpine, older
+# distros); fails when the backend is not installed.
+tool_prefix() {
+  if command -v "iptables-$1-restore" >/dev/null 2>&1 && command -v "iptables-$1-save" >/dev/null 2>&1; then
+    echo "iptables-$1"
+    return 0
+  fi
+  if ! command -v iptables-restore >/dev/null 2>&1 || ! command -v iptables-save >/dev/null 2>&1; then
+    return 1
+  fi
+  case $(iptables --version 2>/dev/null) in
+    *nf_tables*) flavour=nft ;;
+    *) flavour=legacy ;;
+  esac
+  [ "$flavour" = "$1" ] && echo iptables
+}
+
+v6_prefix() { echo "ip6${1#ip}"; }
+
+# rules_in PREFIX: how many rules the IPv4 and IPv6 tables of that backend hold.
+rules_in() {
+  v4=$("$1-save" 2>/dev/null | count_rules) || v4=0
+  v6=0
+  if command -v "$(v6_prefix "$1")-save" >/dev/null 2>&1; then
+    v6=$("$(v6_prefix "$1")-save" 2>/dev/null | count_rules) || v6=0
+  fi
+  echo $((v4 + v6))
+}
+
+check_privileges
+
+nft_prefix=$(tool_prefix nft) || nft_prefix=
+legacy_prefix=$(tool_prefix legacy) || legacy_prefix=
+no_binary="no iptables binary found (looked for iptables-nft-restore, iptables-legacy-restore, iptables-restore): install iptables in the init image"
+case $backend in
+  auto)
+    if [ "$cleanup" = 1 ]; then
+      # Remove our chain wherever it is, even from a backend that lost the rule-count vote since.
+      prefixes="$nft_prefix $legacy_prefix"
+      [ -n "${prefixes# }" ] || die "$no_binary"
+    else
+      nft_rules=0 legacy_rules=0
+      [ -z "$nft_prefix" ] || nft_rules=$(rules_in "$nft_prefix")
+      [ -z "$legacy_prefix" ] || legacy_rules=$(rules_in "$legacy_prefix")
+      chosen=$(choose_backend "$legacy_rules" "$nft_rules" "$([ -n "$legacy_prefix" ] && echo 1)" "$([ -n "$nft_prefix" ] && echo 1)") || die "$no_binary"
+      note "backend $chosen (auto: nft holds $nft_rules rules, legacy $legacy_rules)"
+      if [ "$chosen" = nft ]; then prefixes=$nft_prefix; else prefixes=$legacy_prefix; fi
+    fi
+    ;;
+  nft) prefixes=${nft_prefix:-} ;;
+  legacy) prefixes=${legacy_prefix:-} ;;
+esac
+[ -n "$prefixes" ] || die "the $backend backend is not installed (no iptables-$backend-restore or matching iptables-restore)"
+
+# want_ipv6 PREFIX: whether this run covers IPv6 with that backend.
+want_ipv6() {
+  v6_tools=$(v6_prefix "$1")
+  [ "$ipv6" != off ] || return 1
+  if ! command -v "$v6_tools-restore" >/dev/null 2>&1 || ! command -v "$v6_tools-save" >/dev/null 2>&1; then
+    [ "$ipv6" != on ] || die "--ipv6 on: $v6_tools-restore or $v6_tools-save not found"
+    note "IPv6 skipped: $v6_tools-restore not found"
+    return 1
+  fi
+  # on; auto when cleaning up (remove wherever we may have written); else auto follows the pod's addresses,
+  # as Istio enables ip6tables only for pods with an IPv6 address.
+  if [ "$ipv6" = auto ] && [ "$cleanup" = 0 ]; then
+    if ! [ -r /proc/net/if_inet6 ] || ! has_global_ipv6 </proc/net/if_inet6; then
+      note "IPv6 skipped: the pod has no global IPv6 address (--ipv6 on forces it)"
+      return 1
+    fi
+  fi
+}
+
+# add_target FAMILY PREFIX: queue one ruleset ("FAMILY PREFIX" line) after checking it can be read, so an
+# unreadable family fails before any family changes. Cleanup with --backend auto looks in every backend and
+# passes over one it cannot read (e.g. legacy on a host without the ip_tables module): nothing of ours is there.
+targets=
+add_target() {
+  if ! err=$("$2-save" 2>&1 >/dev/null); then
+    if [ "$cleanup" = 1 ] && [ "$backend" = auto ]; then
+      note "$1: $2 skipped, its ruleset is unreadable: $(first_line "$err")"
+      return 0
+    fi
+    die "$1: cannot read the ruleset with $2-save: $(first_line "$err")"
+  fi
+  targets="$targets$1 $2$nl"
+}
+for prefix in $prefixes; do
+  add_target IPv4 "$prefix"
+  if want_ipv6 "$prefix"; then add_target IPv6 "$(v6_prefix "$prefix")"; fi
+done
+
+# plan_and_apply FAMILY PREFIX: render the transaction from the current ruleset, then print or apply it.
+plan_and_apply() {
+  saved=$("$2-save" 2>/dev/null) || die "$1: cannot read the ruleset with $2-save"
+  jumps=$(printf '%s\n' "$saved" | our_jumps)
+  has_chain=0
+  if printf '%s\n' "$saved" | has_our_chain; then has_chain=1; fi
+  if [ "$cleanup" = 1 ]; then
+    input=$(render_cleanup "$has_chain" "$jumps")
+  else
+    input=$(render_apply "$specs" "$jumps")
+  fi
+  if [ "$dry_run" = 1 ]; then
+    if [ -z "$input" ]; then echo "# $1: nothing to remove ($2)"; else printf '# %s: %s\n%s\n' "$1" "$2-restore --noflush" "$input"; fi
+    return 0
+  fi
+  if [ -z "$input" ]; then
+    echo "$1: nothing to remove ($2)"
+    return 0
+  fi
+  if ! err=$(printf '%s\n' "$input" | "$2-restore" --noflush --wait=10 2>&1 >/dev/null); then
+    case $err in
+      *"table \`nat'"* | *"Table does not exist"*) hint="the kernel offers no $1 nat table (iptable_nat/ip6table_nat or nft nat missing?): " ;;
+      *) hint= ;;
+    esac
+    die "$1: $2-restore refused the transaction, no $1 rule changed: $hint$(first_line "$err")"
+  fi
+  if [ "$cleanup" = 1 ]; then
+    echo "$1: removed chain $OSM_HC_CHAIN and its PREROUTING jump ($2)"
+  else
+    echo "$1: TCP to $ports bypasses the mesh (nat chain $OSM_HC_CHAIN, PREROUTING rule 1, $2)"
+  fi
+}
+
+while read -r family prefix; do
+  [ -n "$family" ] || continue
+  plan_and_apply "$family" "$prefix"
+done <<EOF
+$targets
+EOF

@@ -1,0 +1,34 @@
+// The shape every subcommand has, and flag parsing that reports mistakes as usage errors.
+
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { UsageError } from '../errors.js';
+
+export interface Command {
+  name: string;
+  /** One line for `osm-healthcheck --help`. */
+  summary: string;
+  /** The full `--help` text of the subcommand. */
+  usage: string;
+  /** Resolves when the command is done (for `serve`: after a graceful shutdown); throws on failure. */
+  run(argv: readonly string[]): Promise<void>;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** node:util parseArgs, strict, with its errors turned into UsageError naming the subcommand. */
+export function parseFlags<T extends Options>(command: string, argv: readonly string[], options: T) {
+  try {
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message} (see osm-healthcheck ${command} --help)`, {
+      cause: err,
+    });
+  }
+}
+
+/** A flag's value, else the environment variable's, else undefined. Flags win over the environment. */
+export function flagOrEnv(flag: string | undefined, envName: string): string | undefined {
+  if (flag !== undefined) return flag;
+  const fromEnv = process.env[envName];
+  return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
+}

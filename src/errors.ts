@@ -1,0 +1,51 @@
+// Every error the CLI reports on purpose, with a stable code. Only cli.ts turns them into exit codes.
+// README.md "Error codes" documents each code; test/errors.test.ts keeps the two in step.
+
+export const ERROR_CODES = {
+  OSM_HC_USAGE: 'bad command-line flags or arguments',
+  OSM_HC_TABLE: 'the probe table is missing, unreadable or invalid',
+  OSM_HC_MANIFEST: 'a manifest given to inject is invalid',
+  OSM_HC_INIT: 'the init step could not apply or remove its iptables rules',
+  OSM_HC_LISTEN: 'a companion port could not be bound',
+  OSM_HC_TLS: 'a TLS certificate or key could not be loaded',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class HealthcheckError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'HealthcheckError';
+    this.code = code;
+  }
+}
+
+export class UsageError extends HealthcheckError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('OSM_HC_USAGE', message, options);
+    this.name = 'UsageError';
+  }
+}
+
+/** An invalid probe table; `path` is the offending key path, e.g. `liveness.app.httpGet.port`. */
+export class TableError extends HealthcheckError {
+  readonly path: string;
+
+  constructor(path: string, problem: string, options?: { cause?: unknown }) {
+    super('OSM_HC_TABLE', path === '' ? problem : `${path}: ${problem}`, options);
+    this.name = 'TableError';
+    this.path = path;
+  }
+}
+
+/** `got 80` / `got "http"` / `got null`: how a bad value reads in an error message. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}

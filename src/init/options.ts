@@ -1,0 +1,65 @@
+// `init` flags -> validated InitOptions -> the init script's argv. Pure: every bad flag is a UsageError here,
+// before any script runs.
+
+import { parseFlags } from '../commands/command.js';
+import { describeValue, UsageError } from '../errors.js';
+import { DEFAULT_INIT_PORTS, formatPortRanges, type PortRange, parsePortRanges } from './ports.js';
+
+export const IPV6_MODES = ['auto', 'on', 'off'] as const;
+export type Ipv6Mode = (typeof IPV6_MODES)[number];
+
+export const BACKENDS = ['auto', 'nft', 'legacy'] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+export interface InitOptions {
+  ports: readonly PortRange[];
+  dryRun: boolean;
+  cleanup: boolean;
+  ipv6: Ipv6Mode;
+  backend: Backend;
+}
+
+function oneOf<T extends string>(
+  flag: string,
+  allowed: readonly T[],
+  value: string | undefined,
+  fallback: T,
+): T {
+  if (value === undefined) return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got ${describeValue(value)}`);
+}
+
+export function parseInitOptions(argv: readonly string[]): InitOptions {
+  const { values, positionals } = parseFlags('init', argv, {
+    ports: { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    cleanup: { type: 'boolean' },
+    ipv6: { type: 'string' },
+    backend: { type: 'string' },
+  });
+  if (positionals.length > 0) {
+    throw new UsageError(`init takes no arguments, got ${describeValue(positionals[0])}`);
+  }
+  return {
+    ports: values.ports === undefined ? DEFAULT_INIT_PORTS : parsePortRanges(values.ports),
+    dryRun: values['dry-run'] === true,
+    cleanup: values.cleanup === true,
+    ipv6: oneOf('ipv6', IPV6_MODES, values.ipv6, 'auto'),
+    backend: oneOf('backend', BACKENDS, values.backend, 'auto'),
+  };
+}
+
+/** The same choices in init/osm-healthcheck-init.sh's flags, every one spelled out. */
+export function scriptArgs(options: InitOptions): string[] {
+  return [
+    '--ports',
+    formatPortRanges(options.ports),
+    '--ipv6',
+    options.ipv6,
+    '--backend',
+    options.backend,
+    ...(options.dryRun ? ['--dry-run'] : []),
+    ...(options.cleanup ? ['--cleanup'] : []),
+  ];
+}

@@ -1,0 +1,63 @@
+// `init --ports`: "15904,15901-15903" -> merged ranges -> "15901-15904", the list the init script receives.
+
+import { describeValue, UsageError } from '../errors.js';
+import { PORT_RANGE } from '../scheme.js';
+
+export interface PortRange {
+  first: number;
+  last: number;
+}
+
+/** The companion's four ports, 15901-15904 (src/scheme.ts). */
+export const DEFAULT_INIT_PORTS: readonly PortRange[] = [{ first: PORT_RANGE.first, last: PORT_RANGE.last }];
+
+const ITEM = /^(\d{1,5})(?:-(\d{1,5}))?$/;
+
+function port(text: string, item: string): number {
+  const n = Number(text);
+  if (text.startsWith('0') || n > 65535) {
+    const where = text === item ? '' : ` (in ${describeValue(item)})`;
+    throw new UsageError(`--ports: ${text} is not a port 1-65535${where}`);
+  }
+  return n;
+}
+
+/**
+ * Comma-separated ports and ranges (`15901-15904,16000`), sorted, with overlapping and adjacent ranges merged
+ * so the script writes one rule per range. Anything else is a UsageError naming the bad item.
+ */
+export function parsePortRanges(text: string): PortRange[] {
+  if (text.trim() === '') {
+    throw new UsageError('--ports is empty; expected ports or ranges like 15901-15904,16000');
+  }
+  const ranges = text.split(',').map((raw) => {
+    const item = raw.trim();
+    const match = ITEM.exec(item);
+    if (match === null) {
+      const where = item === text.trim() ? '' : ` (in ${describeValue(text)})`;
+      throw new UsageError(
+        `--ports: ${describeValue(item)} is not a port or a range like 15901-15904${where}`,
+      );
+    }
+    const first = port(match[1] ?? '', item);
+    const last = match[2] === undefined ? first : port(match[2], item);
+    if (first > last) throw new UsageError(`--ports: range ${describeValue(item)} runs backwards`);
+    return { first, last };
+  });
+  ranges.sort((a, b) => a.first - b.first);
+  const merged: PortRange[] = [];
+  for (const range of ranges) {
+    const previous = merged.at(-1);
+    if (previous !== undefined && range.first <= previous.last + 1) {
+      previous.last = Math.max(previous.last, range.last);
+    } else {
+      merged.push({ ...range });
+    }
+  }
+  return merged;
+}
+
+/** The script's `--ports` syntax: `15901-15904,16000`. */
+export function formatPortRanges(ranges: readonly PortRange[]): string {
+  return ranges.map((r) => (r.first === r.last ? `${r.first}` : `${r.first}-${r.last}`)).join(',');
+}

@@ -1,0 +1,72 @@
+// Turns what a gRPC health check came back with into kubelet's verdict and our one-line reason, without
+// touching the network (the rules of k8s.io/kubernetes/pkg/probe/grpc/grpc.go, table-tested on their own).
+
+import type { ProbeResult } from './result.js';
+
+/** What one `grpc.health.v1.Health/Check` ended with, as the I/O shell saw it. */
+export type GrpcOutcome =
+  /** The server answered the RPC: `status` is the HealthCheckResponse.ServingStatus name (or number). */
+  | { kind: 'response'; status: string }
+  /**
+   * The RPC ended with a gRPC status other than OK. `connected` says whether a transport to the app was up
+   * when it ended, which is what separates kubelet's "failed to connect" from a failed RPC.
+   */
+  | { kind: 'error'; code: string; details: string; connected: boolean };
+
+export interface GrpcProbeContext {
+  /** `host:port` as Go's net.JoinHostPort writes it. */
+  addr: string;
+  service: string;
+  elapsedMs: number;
+  timeoutMs: number;
+}
+
+export function grpcVerdict(outcome: GrpcOutcome, ctx: GrpcProbeContext): ProbeResult {
+  const prefix = `grpc ${ctx.addr} service ${JSON.stringify(ctx.service)}`;
+  const after = `after ${ctx.elapsedMs} ms`;
+  if (outcome.kind === 'response') {
+    // grpc.go: only SERVING is healthy; anything else is `service unhealthy (responded with %q)`.
+    if (outcome.status === 'SERVING') {
+      return { verdict: 'success', status: 200, message: `${prefix} -> SERVING in ${ctx.elapsedMs} ms` };
+    }
+    return failure(`${prefix} failed: service unhealthy (responded with "${outcome.status}") ${after}`);
+  }
+  if (!outcome.connected) {
+    // grpc.go dials with WithBlock: no transport within the deadline is `failed to connect ... within`.
+    if (outcome.code === 'DEADLINE_EXCEEDED') {
+      return failure(`${prefix} failed to connect within ${ctx.timeoutMs} ms`);
+    }
+    return failure(`${prefix} failed to connect: ${connectionError(outcome.details)} ${after}`);
+  }
+  switch (outcome.code) {
+    case 'UNIMPLEMENTED':
+      return failure(
+        `${prefix} failed: server does not implement the grpc health protocol (grpc.health.v1.Health): ` +
+          `${outcome.details} ${after}`,
+      );
+    case 'DEADLINE_EXCEEDED':
+      return failure(`${prefix} failed: health rpc did not complete within ${ctx.timeoutMs} ms`);
+    default:
+      // NOT_FOUND (unknown service), UNAVAILABLE, ...: grpc.go's `health rpc probe failed: %+v`.
+      return failure(
+        `${prefix} failed: health rpc probe failed: ${outcome.code}: ${outcome.details} ${after}`,
+      );
+  }
+}
+
+function failure(message: string): ProbeResult {
+  return { verdict: 'failure', status: 503, message };
+}
+
+/**
+ * grpc-js wraps a dial error as `No connection established. Last error: Error: connect ECONNREFUSED
+ * 10.1.2.3:80. Resolution note: ` (sometimes with a timestamp after the error); keep just the error.
+ * Details in any other shape are returned as they are.
+ */
+export function connectionError(details: string): string {
+  const match =
+    /^No connection established\. Last error: (?:Error: )?(.*?)(?: \(\d{4}-[^)]*\))?\. Resolution note:/s.exec(
+      details,
+    );
+  return match?.[1] ?? details;
+}

@@ -1,0 +1,254 @@
+// The HTTP/HTTPS prober's I/O: dial (TLS offers h2 and http/1.1 over ALPN), one GET per hop over HTTP/1.1 or
+// HTTP/2, at most 10 KiB of body, all under one deadline. What to send and whether to follow is decided in
+// http-request.ts, what an answer means in http-outcome.ts: this file moves bytes and turns events to values.
+//
+//   companion --GET--> app:port/path [--same-host redirects--> ...] --> verdict, status, one-line message
+
+import { type IncomingMessage, request } from 'node:http';
+import type { ClientHttp2Stream } from 'node:http2';
+import { connect as netConnect, type Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { DEFAULT_USER_AGENT } from '../scheme.js';
+import { answered, atHop, describeError, failed, timeoutReason } from './http-outcome.js';
+import {
+  firstHop,
+  type Hop,
+  type HttpSpec,
+  h1Headers,
+  h2Headers,
+  MAX_BODY_BYTES,
+  nextStep,
+  redirectBodyBytes,
+} from './http-request.js';
+import type { ProbeResult, ProbeTarget } from './result.js';
+
+/**
+ * Response headers may be large (Go's transport allows 10 MiB); node's 16 KiB default would fail apps kubelet
+ * passes. 1 MiB covers real apps while keeping one probe's memory bounded.
+ */
+const MAX_RESPONSE_HEADER_BYTES = 1 << 20;
+
+type Stage = 'connection' | 'TLS handshake' | 'response headers' | 'body' | 'redirect body';
+
+/** kubelet's http.Client{Timeout}: one clock for the whole run. On expiry it aborts whatever is in flight. */
+class Deadline {
+  stage: Stage = 'connection';
+  expired = false;
+  private abort: (() => void) | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(readonly budgetMs: number) {
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.abort?.();
+    }, budgetMs);
+  }
+
+  /** From now on expiry calls `abort`; at once when the deadline has already passed. */
+  enter(stage: Stage, abort: () => void): void {
+    this.stage = stage;
+    this.abort = abort;
+    if (this.expired) abort();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+interface Failed {
+  failure: string;
+}
+
+/** Response headers are in; the body waits in the stream until `finish` reads it. */
+interface Answer {
+  status: number;
+  location: string | undefined;
+  contentLength: string | undefined;
+  /** Reads at most `limit` body bytes, then closes the connection; resolves with a failure, if any. */
+  finish(limit: number, stage: Stage): Promise<string | undefined>;
+}
+
+/** Runs one kubelet httpGet probe. Never throws for app/transport problems: those are results. */
+export async function probeHttp(
+  spec: HttpSpec,
+  target: ProbeTarget,
+  userAgent: string = DEFAULT_USER_AGENT,
+): Promise<ProbeResult> {
+  const started = performance.now();
+  const first = firstHop(spec, target.host, userAgent);
+  const deadline = new Deadline(target.timeoutMs);
+  const fail = (reason: string, hop: Hop, followed: number): ProbeResult =>
+    deadline.expired
+      ? failed(first, atHop(timeoutReason(deadline.budgetMs, deadline.stage), hop, followed))
+      : failed(first, atHop(reason, hop, followed), Math.round(performance.now() - started));
+  try {
+    let hop = first;
+    for (let followed = 0; ; followed++) {
+      const answer = await exchange(hop, deadline);
+      if ('failure' in answer) return fail(answer.failure, hop, followed);
+      const step = nextStep(first, hop, answer.status, answer.location, followed);
+      if (step.kind === 'follow') {
+        // Go drains a little of a redirect's body under the same deadline; its read errors do not matter.
+        await answer.finish(redirectBodyBytes(answer.contentLength), 'redirect body');
+        if (deadline.expired) return fail('', hop, followed);
+        hop = step.hop;
+        continue;
+      }
+      if (step.kind === 'fail') {
+        await answer.finish(0, 'body');
+        return fail(step.reason, first, 0);
+      }
+      // http.go reads the body of every final answer (utilio.ReadAtMost); a read error fails the probe.
+      const bodyFailure = await answer.finish(MAX_BODY_BYTES, 'body');
+      if (bodyFailure !== undefined) return fail(bodyFailure, hop, followed);
+      const ms = Math.round(performance.now() - started);
+      return answered(first, hop, followed, answer.status, ms, step.note);
+    }
+  } finally {
+    deadline.stop();
+  }
+}
+
+async function exchange(hop: Hop, deadline: Deadline): Promise<Answer | Failed> {
+  const socket = await dial(hop.url, deadline);
+  if ('failure' in socket) return socket;
+  // HTTP/2 only where the server picked it over ALPN: plain http never uses h2 (Go's transport neither).
+  if ((socket as TLSSocket).alpnProtocol === 'h2') return exchangeH2(hop, socket as TLSSocket, deadline);
+  return exchangeH1(hop, socket, deadline);
+}
+
+function dial(url: URL, deadline: Deadline): Promise<Socket | Failed> {
+  const secure = url.protocol === 'https:';
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const options = { host, port: Number(url.port) || (secure ? 443 : 80), noDelay: true };
+  return new Promise((resolve) => {
+    // kubelet: InsecureSkipVerify, no client certificate; Go offers h2, http/1.1. No SNI: the host is an IP.
+    const socket = secure
+      ? tlsConnect({ ...options, rejectUnauthorized: false, ALPNProtocols: ['h2', 'http/1.1'] })
+      : netConnect(options);
+    const fail = (reason: string) => {
+      socket.destroy();
+      resolve({ failure: reason });
+    };
+    // Stays for the socket's life, so no later 'error' is ever unhandled.
+    socket.on('error', (err) => fail(describeError(err)));
+    deadline.enter('connection', () => fail('timeout'));
+    if (!secure) {
+      socket.once('connect', () => resolve(socket));
+      return;
+    }
+    socket.once('connect', () => deadline.enter('TLS handshake', () => fail('timeout')));
+    socket.once('secureConnect', () => resolve(socket));
+  });
+}
+
+function exchangeH1(hop: Hop, socket: Socket, deadline: Deadline): Promise<Answer | Failed> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const close = () => socket.destroy();
+    const fail = (reason: string) => {
+      if (settled) return;
+      settled = true;
+      close();
+      resolve({ failure: reason });
+    };
+    const answer = (res: IncomingMessage, finish: Answer['finish']) => {
+      if (settled) return;
+      settled = true;
+      const { location, 'content-length': contentLength } = res.headers;
+      resolve({ status: res.statusCode ?? 0, location, contentLength, finish });
+    };
+    deadline.enter('response headers', () => fail('timeout'));
+    try {
+      const req = request({
+        createConnection: () => socket,
+        path: `${hop.url.pathname}${hop.url.search}`,
+        headers: h1Headers(hop),
+        maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
+      });
+      req.on('error', (err) => fail(describeError(err)));
+      req.on('close', () => fail('connection closed before a response'));
+      // 1xx interim answers (100, 103) are skipped by node; the final one counts.
+      req.on('response', (res) =>
+        answer(res, (limit, stage) => readAtMost(res, limit, stage, deadline, close)),
+      );
+      // A 101 nobody asked for: Go hands it back as the answer (kubelet: Failure); node calls it an upgrade.
+      req.on('upgrade', (res) => answer(res, async () => void close()));
+      req.end();
+    } catch (err) {
+      // node refuses a header it cannot send, as Go's transport does.
+      fail(describeError(err));
+    }
+  });
+}
+
+async function exchangeH2(hop: Hop, socket: TLSSocket, deadline: Deadline): Promise<Answer | Failed> {
+  const { connect } = await import('node:http2');
+  return new Promise((resolve) => {
+    let settled = false;
+    const session = connect(hop.url.origin, { createConnection: () => socket });
+    const close = () => session.destroy();
+    const fail = (reason: string) => {
+      if (settled) return;
+      settled = true;
+      close();
+      resolve({ failure: reason });
+    };
+    session.on('error', (err) => fail(describeError(err)));
+    session.on('close', () => fail('connection closed before a response'));
+    deadline.enter('response headers', () => fail('timeout'));
+    let stream: ClientHttp2Stream;
+    try {
+      stream = session.request(h2Headers(hop), { endStream: true });
+    } catch (err) {
+      fail(describeError(err));
+      return;
+    }
+    stream.on('error', (err) => fail(describeError(err)));
+    stream.on('close', () => fail(`stream closed before a response (HTTP/2 error code ${stream.rstCode})`));
+    // 'response' carries the final status; 1xx interim headers arrive as 'headers' and are skipped.
+    stream.on('response', (headers) => {
+      if (settled) return;
+      settled = true;
+      const header = (name: string) =>
+        typeof headers[name] === 'string' ? (headers[name] as string) : undefined;
+      resolve({
+        status: Number(headers[':status']),
+        location: header('location'),
+        contentLength: header('content-length'),
+        finish: (limit, stage) => readAtMost(stream, limit, stage, deadline, close),
+      });
+    });
+  });
+}
+
+/** utilio.ReadAtMost: read to the end or to `limit` bytes, whichever comes first, then close. */
+function readAtMost(
+  body: Readable,
+  limit: number,
+  stage: Stage,
+  deadline: Deadline,
+  close: () => void,
+): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let read = 0;
+    const done = (failure?: string) => {
+      if (settled) return;
+      settled = true;
+      close();
+      resolve(failure);
+    };
+    if (limit <= 0) return done();
+    deadline.enter(stage, () => done('timeout'));
+    body.on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      if (read >= limit) done();
+    });
+    body.on('end', () => done());
+    body.on('error', (err) => done(`body read failed: ${describeError(err)}`));
+    body.on('close', () => done('connection closed while reading the body'));
+  });
+}

@@ -1,0 +1,46 @@
+// The rewritten-probe scheme shared by `inject` (which writes it into pod specs) and `serve` (which answers it).
+// DESIGN.md §3 and §5. Both sides import these names, so the two can never drift apart.
+
+export const PROBE_KINDS = ['liveness', 'readiness', 'startup'] as const;
+export type ProbeKind = (typeof PROBE_KINDS)[number];
+
+/** The four listener roles: one per probe kind, plus the header-driven healthcheck port. */
+export type ListenerRole = ProbeKind | 'healthcheck';
+export const LISTENER_ROLES: readonly ListenerRole[] = [...PROBE_KINDS, 'healthcheck'];
+
+export const DEFAULT_PORTS: Readonly<Record<ListenerRole, number>> = {
+  liveness: 15901,
+  readiness: 15902,
+  startup: 15903,
+  healthcheck: 15904,
+};
+
+/** First and last port of the companion's range; a probe already pointing here was rewritten before. */
+export const PORT_RANGE = { first: 15901, last: 15904 } as const;
+
+export const HEALTHCHECK_PATH = '/osm-healthcheck';
+export const HEALTHZ_PATH = '/healthz';
+export const TCP_PORT_HEADER = 'Original-Tcp-Port';
+export const HTTP_PORT_HEADER = 'Original-Http-Port';
+export const HTTP_PATH_HEADER = 'Original-Http-Path';
+
+/** `/osm-liveness-probe` (the one-container form) or `/osm-liveness-probe/<container>`. */
+export function probePath(kind: ProbeKind, container?: string): string {
+  const base = `/osm-${kind}-probe`;
+  return container === undefined ? base : `${base}/${container}`;
+}
+
+export function isProbeKind(value: string): value is ProbeKind {
+  return (PROBE_KINDS as readonly string[]).includes(value);
+}
+
+export function isCompanionPort(port: number): boolean {
+  return port >= PORT_RANGE.first && port <= PORT_RANGE.last;
+}
+
+/** kube-probe/<major>.<minor> of the kubelet we imitate when the request carries no kubelet User-Agent. */
+export const DEFAULT_USER_AGENT = 'kube-probe/1.30';
+
+/** Probe table env var and the annotation that opts a workload out of the rewrite. */
+export const PROBES_ENV = 'OSM_HEALTHCHECK_PROBES';
+export const OPT_OUT_ANNOTATION = 'osm-healthcheck/rewrite-probes';

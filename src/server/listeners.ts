@@ -1,0 +1,142 @@
+// Binds the four companion ports and hands each connection to the HTTP app, or, on 15901-15903, passes a TLS
+// ClientHello through to the app's HTTPS port untouched (OSM's older convention: kubelet speaks TLS end to end).
+
+import type { Server as HttpServer } from 'node:http';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { Logger } from '../log.js';
+import { LISTENER_ROLES, type ListenerRole } from '../scheme.js';
+
+export interface ListenOptions {
+  ports: Readonly<Record<ListenerRole, number>>;
+  /** The HTTP server behind the Fastify app; it never listens itself. */
+  http: HttpServer;
+  /** Which app port a TLS connection on this role's listener goes to; undefined: not passed through. */
+  passthrough: (role: ListenerRole) => number | undefined;
+  targetHost: string;
+  log: Logger;
+  /** Bind address; default all interfaces, IPv6 and IPv4 where the kernel has IPv6. */
+  host?: string;
+}
+
+export interface Listeners {
+  /** Port actually bound per role (differs from the requested one when that was 0). */
+  ports: Record<ListenerRole, number>;
+  roleOf(socket: Socket): ListenerRole | undefined;
+  /** Stop accepting, let in-flight requests finish for up to `graceMs`, then cut what is left. */
+  close(graceMs: number): Promise<void>;
+}
+
+const TLS_HANDSHAKE = 0x16;
+const MAX_CONNECTIONS_PER_PORT = 1024;
+// A TLS tunnel idle this long is cut: kubelet's probes never need longer.
+const PASSTHROUGH_IDLE_MS = 30_000;
+// A client that connects and sends nothing is cut after this long.
+const FIRST_BYTE_MS = 5_000;
+
+export async function listen(options: ListenOptions): Promise<Listeners> {
+  const roles = new WeakMap<Socket, ListenerRole>();
+  const servers: Server[] = [];
+  const tunnels = new Set<Socket>();
+  const ports = { ...options.ports };
+
+  const toHttp = (socket: Socket, role: ListenerRole) => {
+    roles.set(socket, role);
+    options.http.emit('connection', socket);
+  };
+
+  const tunnel = (client: Socket, role: ListenerRole, port: number) => {
+    const log = options.log.child({ listener: role });
+    const upstream = connect({ host: options.targetHost, port });
+    for (const s of [client, upstream]) {
+      tunnels.add(s);
+      s.setTimeout(PASSTHROUGH_IDLE_MS, () => s.destroy());
+      s.once('close', () => tunnels.delete(s));
+    }
+    upstream.on('error', (err) => {
+      log.warn({ target: `${options.targetHost}:${port}`, reason: err.message }, 'tls passthrough failed');
+      client.destroy();
+    });
+    client.on('error', () => upstream.destroy());
+    client.once('close', () => upstream.destroy());
+    upstream.once('close', () => client.destroy());
+    client.pipe(upstream);
+    upstream.pipe(client);
+  };
+
+  const onConnection = (role: ListenerRole) => (socket: Socket) => {
+    const port = role === 'healthcheck' ? undefined : options.passthrough(role);
+    if (port === undefined) return toHttp(socket, role);
+    // Peek at the first byte to tell a TLS ClientHello from an HTTP request, then put it back.
+    socket.setTimeout(FIRST_BYTE_MS, () => socket.destroy());
+    socket.once('error', () => socket.destroy());
+    socket.once('data', (chunk: Buffer) => {
+      socket.setTimeout(0);
+      socket.pause();
+      socket.unshift(chunk);
+      if (chunk[0] === TLS_HANDSHAKE) tunnel(socket, role, port);
+      else toHttp(socket, role);
+      socket.resume();
+    });
+  };
+
+  try {
+    for (const role of LISTENER_ROLES) {
+      const server = createServer({ noDelay: true }, onConnection(role));
+      server.maxConnections = MAX_CONNECTIONS_PER_PORT;
+      servers.push(server);
+      ports[role] = await bind(server, options.ports[role], options.host);
+    }
+  } catch (err) {
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+    throw err;
+  }
+
+  // node:http starts its headersTimeout/requestTimeout sweeper on 'listening' (setupConnectionsTracking), and this
+  // server never listens itself: without this, a client dripping header bytes would hold its socket forever.
+  options.http.emit('listening');
+
+  return {
+    ports,
+    roleOf: (socket) => roles.get(socket),
+    close: async (graceMs) => {
+      const closed = servers.map((s) => new Promise((resolve) => s.close(resolve)));
+      options.http.closeIdleConnections();
+      const timer = setTimeout(() => {
+        options.http.closeAllConnections();
+        for (const s of tunnels) s.destroy();
+      }, graceMs);
+      // Idle keep-alive connections become idle after their in-flight request: keep sweeping them.
+      const sweep = setInterval(() => options.http.closeIdleConnections(), 50);
+      try {
+        await Promise.all(closed);
+      } finally {
+        clearTimeout(timer);
+        clearInterval(sweep);
+        // Stops the sweeper started above; the server was never bound, so close() only reports that.
+        options.http.close(() => {});
+      }
+    },
+  };
+}
+
+/** Listens on `host` or, by default, on `::` (dual stack), falling back to 0.0.0.0 where IPv6 is off. */
+async function bind(server: Server, port: number, host: string | undefined): Promise<number> {
+  const attempt = (h: string) =>
+    new Promise<number>((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      server.once('error', onError);
+      server.listen({ port, host: h, ipv6Only: false }, () => {
+        server.off('error', onError);
+        const address = server.address();
+        resolve(typeof address === 'object' && address !== null ? address.port : port);
+      });
+    });
+  if (host !== undefined) return attempt(host);
+  try {
+    return await attempt('::');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw err;
+    return attempt('0.0.0.0');
+  }
+}

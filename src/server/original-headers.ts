@@ -1,0 +1,72 @@
+// Reads osm-edge's header conventions on /osm-healthcheck into a probe target, or says exactly what is wrong.
+// `Original-Tcp-Port: N` (a rewritten tcpSocket probe) or `Original-Http-Port: N` [+ `Original-Http-Path`].
+
+import { HTTP_PATH_HEADER, HTTP_PORT_HEADER, TCP_PORT_HEADER } from '../scheme.js';
+
+export type HeaderTarget = { type: 'tcp'; port: number } | { type: 'http'; port: number; path: string };
+
+export type HeaderParse = { ok: true; target: HeaderTarget } | { ok: false; reason: string };
+
+/** Node's `request.headersDistinct`: lower-case name -> every value received, in order. */
+export type DistinctHeaders = Readonly<Record<string, readonly string[] | undefined>>;
+
+// Decimal digits only, no sign, no leading zero: what a port number written by an injector looks like.
+// (Leading/trailing spaces never reach us: HTTP parsers strip optional whitespace around field values.)
+const PORT_TEXT = /^[1-9][0-9]{0,4}$/;
+const EXPECTED = `expected "${TCP_PORT_HEADER}: <port>" or "${HTTP_PORT_HEADER}: <port>" with optional "${HTTP_PATH_HEADER}: /<path>"`;
+
+function single(headers: DistinctHeaders, name: string): { value?: string; reason?: string } {
+  const values = headers[name.toLowerCase()];
+  if (values === undefined) return {};
+  if (values.length > 1)
+    return { reason: `header ${name} is repeated (${values.length} times); send it once` };
+  return { value: values[0] };
+}
+
+function port(name: string, value: string): { port?: number; reason?: string } {
+  const n = Number(value);
+  if (!PORT_TEXT.test(value) || n > 65535) {
+    return { reason: `header ${name} must be a port number 1-65535, got ${JSON.stringify(value)}` };
+  }
+  return { port: n };
+}
+
+export function parseOriginalHeaders(headers: DistinctHeaders): HeaderParse {
+  const tcp = single(headers, TCP_PORT_HEADER);
+  const http = single(headers, HTTP_PORT_HEADER);
+  const path = single(headers, HTTP_PATH_HEADER);
+  const repeated = tcp.reason ?? http.reason ?? path.reason;
+  if (repeated !== undefined) return { ok: false, reason: repeated };
+
+  if (tcp.value !== undefined && http.value !== undefined) {
+    return { ok: false, reason: `send either ${TCP_PORT_HEADER} or ${HTTP_PORT_HEADER}, not both` };
+  }
+  if (tcp.value !== undefined) {
+    if (path.value !== undefined) {
+      return {
+        ok: false,
+        reason: `${HTTP_PATH_HEADER} goes with ${HTTP_PORT_HEADER}, not ${TCP_PORT_HEADER}`,
+      };
+    }
+    const parsed = port(TCP_PORT_HEADER, tcp.value);
+    return parsed.port === undefined
+      ? { ok: false, reason: `${parsed.reason}; ${EXPECTED}` }
+      : { ok: true, target: { type: 'tcp', port: parsed.port } };
+  }
+  if (http.value !== undefined) {
+    const parsed = port(HTTP_PORT_HEADER, http.value);
+    if (parsed.port === undefined) return { ok: false, reason: `${parsed.reason}; ${EXPECTED}` };
+    const target = path.value ?? '/';
+    if (!target.startsWith('/') || /[\s\0]/.test(target)) {
+      return {
+        ok: false,
+        reason: `header ${HTTP_PATH_HEADER} must be an absolute path such as /healthz, got ${JSON.stringify(target)}`,
+      };
+    }
+    return { ok: true, target: { type: 'http', port: parsed.port, path: target } };
+  }
+  if (path.value !== undefined) {
+    return { ok: false, reason: `${HTTP_PATH_HEADER} needs ${HTTP_PORT_HEADER}; ${EXPECTED}` };
+  }
+  return { ok: false, reason: `no target port given; ${EXPECTED}` };
+}

@@ -1,0 +1,108 @@
+// Pure decisions behind the routes: which table entry a path means, which ports header-driven probes may
+// reach, and how long they may take. No I/O here; test/server/routing.test.ts covers each rule with a table.
+
+import {
+  HEALTHCHECK_PATH,
+  HEALTHZ_PATH,
+  type ListenerRole,
+  PROBE_KINDS,
+  type ProbeKind,
+  probePath,
+} from '../scheme.js';
+import { entries } from '../table/parse.js';
+import type { ProbeEntry, ProbeTable } from '../table/types.js';
+
+export type Selection = { ok: true; entry: ProbeEntry } | { ok: false; status: 404; reason: string };
+
+/** `/osm-<kind>-probe/<container>`, or `/osm-<kind>-probe` when exactly one container has that kind. */
+export function selectEntry(table: ProbeTable | undefined, kind: ProbeKind, container?: string): Selection {
+  const byContainer = table?.[kind] ?? new Map<string, ProbeEntry>();
+  if (container !== undefined) {
+    const entry = byContainer.get(container);
+    if (entry !== undefined) return { ok: true, entry };
+    return {
+      ok: false,
+      status: 404,
+      reason: `no ${kind} probe for container "${container}"; ${known(kind, table)}`,
+    };
+  }
+  if (byContainer.size === 1) {
+    const [entry] = byContainer.values();
+    if (entry !== undefined) return { ok: true, entry };
+  }
+  const why =
+    byContainer.size === 0
+      ? `no ${kind} probe is configured`
+      : `${byContainer.size} containers have a ${kind} probe, name one`;
+  return { ok: false, status: 404, reason: `${why}; ${known(kind, table)}` };
+}
+
+function known(kind: ProbeKind, table: ProbeTable | undefined): string {
+  const paths = [...(table?.[kind].keys() ?? [])].map((c) => probePath(kind, c));
+  return paths.length === 0 ? 'the probe table has none' : `known: ${paths.join(', ')}`;
+}
+
+/** Every path served on a listener of this role, for 404 answers. */
+export function pathsFor(role: ListenerRole | undefined, table: ProbeTable | undefined): string[] {
+  const kinds = role === undefined ? PROBE_KINDS : role === 'healthcheck' ? [] : [role];
+  const paths: string[] = [];
+  for (const kind of kinds) {
+    const containers = [...(table?.[kind].keys() ?? [])];
+    if (containers.length === 1) paths.push(probePath(kind));
+    paths.push(...containers.map((c) => probePath(kind, c)));
+  }
+  paths.push(HEALTHCHECK_PATH);
+  if (role === undefined || role === 'healthcheck') paths.push(HEALTHZ_PATH);
+  return paths;
+}
+
+/**
+ * Ports that header-driven probes may reach. With a table: only the ports it names, so /osm-healthcheck can't
+ * be used to scan the pod. Without one (drop-in for osm-edge's injector): `--allowed-ports`, else any.
+ */
+export function allowedPorts(
+  table: ProbeTable | undefined,
+  flag: ReadonlySet<number> | undefined,
+): ReadonlySet<number> | undefined {
+  if (table === undefined) return flag;
+  return new Set(entries(table).map((e) => e.handler.port));
+}
+
+/** A header-driven probe takes the longest timeout the table gives that port; kubelet's default otherwise. */
+export function timeoutSecondsFor(table: ProbeTable | undefined, port: number): number {
+  let seconds = 1;
+  for (const entry of table === undefined ? [] : entries(table)) {
+    if (entry.handler.port === port) seconds = Math.max(seconds, entry.timeoutSeconds);
+  }
+  return seconds;
+}
+
+/**
+ * OSM's older convention: kubelet speaks TLS end to end to 15901-15903 and we pass the bytes through to the
+ * kind's HTTPS probe port. Only well defined when that kind's HTTPS entries all use one port.
+ */
+export function passthroughPort(table: ProbeTable | undefined, kind: ProbeKind): number | undefined {
+  const ports = new Set<number>();
+  for (const entry of table?.[kind].values() ?? []) {
+    if (entry.handler.type === 'httpGet' && entry.handler.scheme === 'HTTPS') ports.add(entry.handler.port);
+  }
+  return ports.size === 1 ? [...ports][0] : undefined;
+}
+
+/** `parsePortList('15901,8080-8082')`: a set of ports, or a reason naming the bad item. */
+export function parsePortList(
+  text: string,
+): { ok: true; ports: Set<number> } | { ok: false; reason: string } {
+  const ports = new Set<number>();
+  const items = text.split(',').map((s) => s.trim());
+  for (const item of items) {
+    const m = /^([1-9][0-9]{0,4})(?:-([1-9][0-9]{0,4}))?$/.exec(item);
+    const first = Number(m?.[1]);
+    const last = m?.[2] === undefined ? first : Number(m[2]);
+    if (m === null || first > 65535 || last > 65535 || last < first) {
+      return { ok: false, reason: `"${item}" is not a port 1-65535 or a range such as 8080-8090` };
+    }
+    for (let p = first; p <= last; p++) ports.add(p);
+  }
+  return { ok: true, ports };
+}

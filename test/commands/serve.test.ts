@@ -1,0 +1,139 @@
+// `osm-healthcheck serve` as a process: flags, env, start-up line, fail-closed table, graceful stop.
+
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { httpApp } from '../helpers/apps.js';
+import { runCli, startCli } from '../helpers/cli.js';
+import { get } from '../helpers/client.js';
+
+const EPHEMERAL = { OSM_HEALTHCHECK_PORTS: '0,0,0,0', OSM_HEALTHCHECK_HOST: '127.0.0.1' };
+
+describe('serve', () => {
+  it('starts, logs the table and its ports, serves probes, and stops cleanly on SIGTERM', async () => {
+    const app = await httpApp((_req, res) => res.end('ok'));
+    const table = JSON.stringify({ liveness: { app: { httpGet: { port: app.port, path: '/live' } } } });
+    const { child, line, output } = await startCli(
+      ['serve'],
+      { ...EPHEMERAL, OSM_HEALTHCHECK_PROBES: table },
+      (l) => l.msg === 'serving',
+    );
+    try {
+      expect(line.probes).toEqual([`liveness app -> HTTP :${app.port}/live (timeout 1s)`]);
+      const ports = line.ports as Record<string, number>;
+      const answer = await get(`http://127.0.0.1:${ports.liveness}/osm-liveness-probe`);
+      expect(answer.status).toBe(200);
+      expect((await get(`http://127.0.0.1:${ports.healthcheck}/healthz`)).status).toBe(200);
+      const started = Date.now();
+      child.kill('SIGTERM');
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(0);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(output()).toContain('"msg":"stopped"');
+    } finally {
+      child.kill('SIGKILL');
+      await app.close();
+    }
+  });
+
+  it('reads the table from --probes and serves header probes only without one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'osm-hc-serve-'));
+    const file = join(dir, 'probes.json');
+    writeFileSync(file, JSON.stringify({ readiness: { web: { tcpSocket: { port: 1 } } } }));
+    const withFile = await startCli(['serve', '--probes', file], EPHEMERAL, (l) => l.msg === 'serving');
+    expect(withFile.line.probes).toEqual(['readiness web -> tcp :1 (timeout 1s)']);
+    withFile.child.kill('SIGTERM');
+    await once(withFile.child, 'exit');
+
+    const bare = await startCli(['serve'], EPHEMERAL, (l) =>
+      String(l.msg).startsWith('serving header-driven'),
+    );
+    bare.child.kill('SIGINT');
+    const [code] = await once(bare.child, 'exit');
+    expect(code).toBe(0);
+  });
+
+  it.each([
+    {
+      name: 'an invalid table',
+      args: [],
+      env: { OSM_HEALTHCHECK_PROBES: '{"liveness":{"app":{"httpGet":{"port":"http"}}}}' },
+      code: 1,
+      message: 'liveness.app.httpGet.port: must be an integer 1-65535, got "http" [OSM_HC_TABLE]',
+    },
+    {
+      name: 'table JSON that does not parse',
+      args: [],
+      env: { OSM_HEALTHCHECK_PROBES: '{' },
+      code: 1,
+      message: 'env OSM_HEALTHCHECK_PROBES is not valid JSON',
+    },
+    {
+      name: 'a missing table file',
+      args: ['--probes', '/nonexistent/p.json'],
+      env: {},
+      code: 1,
+      message: 'cannot read probe table file /nonexistent/p.json',
+    },
+    {
+      name: 'bad --ports',
+      args: ['--ports', '1,2,3'],
+      env: {},
+      code: 2,
+      message: '--ports must be four ports',
+    },
+    {
+      name: 'bad --allowed-ports',
+      args: ['--allowed-ports', '0'],
+      env: {},
+      code: 2,
+      message: '--allowed-ports: "0" is not a port',
+    },
+    {
+      name: 'bad --log-level',
+      args: ['--log-level', 'loud'],
+      env: {},
+      code: 2,
+      message: '--log-level must be one of',
+    },
+    { name: 'an unknown flag', args: ['--nope'], env: {}, code: 2, message: "Unknown option '--nope'" },
+    {
+      name: 'a bad POD_IP',
+      args: [],
+      env: { POD_IP: 'pod.local' },
+      code: 2,
+      message: 'env POD_IP must be an IP address, got "pod.local"',
+    },
+  ])('exits non-zero on $name, naming it', async ({ args, env, code, message }) => {
+    const result = await runCli(['serve', ...args], { env: { ...EPHEMERAL, ...env } });
+    expect(result.code).toBe(code);
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe('');
+  });
+
+  it('exits 1 when a port is taken', async () => {
+    const busy = await httpApp((_req, res) => res.end());
+    try {
+      const result = await runCli(['serve', '--ports', `0,0,0,${busy.port}`], {
+        env: { OSM_HEALTHCHECK_HOST: '127.0.0.1' },
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/cannot listen on ports .*EADDRINUSE.*\[OSM_HC_LISTEN\]/);
+    } finally {
+      await busy.close();
+    }
+  });
+
+  it('prints help and version', async () => {
+    const help = await runCli(['serve', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--allowed-ports LIST');
+    const version = await runCli(['--version']);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const unknown = await runCli(['frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+  });
+});

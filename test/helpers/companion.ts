@@ -1,0 +1,72 @@
+// Starts the real companion (app + listeners on ephemeral loopback ports) with its logs captured.
+
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/log.js';
+import { runProbe } from '../../src/probe/run.js';
+import type { ListenerRole } from '../../src/scheme.js';
+import { buildApp } from '../../src/server/app.js';
+import { type Listeners, listen } from '../../src/server/listeners.js';
+import { allowedPorts, passthroughPort } from '../../src/server/routing.js';
+import { parseProbeTable } from '../../src/table/parse.js';
+
+export interface Companion {
+  ports: Record<ListenerRole, number>;
+  url(role: ListenerRole, path: string): string;
+  logs: Array<Record<string, unknown>>;
+  listeners: Listeners;
+  close(graceMs?: number): Promise<void>;
+}
+
+export interface CompanionOptions {
+  table?: unknown;
+  allowed?: Set<number>;
+  targetHost?: string;
+  host?: string;
+  maxProbesPerListener?: number;
+}
+
+export async function startCompanion(options: CompanionOptions = {}): Promise<Companion> {
+  const table = options.table === undefined ? undefined : parseProbeTable(options.table);
+  const logs: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split('\n')) if (line !== '') logs.push(JSON.parse(line));
+      done();
+    },
+  });
+  const log = createLogger('debug', sink);
+  const targetHost = options.targetHost ?? '127.0.0.1';
+  const host = options.host ?? '127.0.0.1';
+  let listeners: Listeners | undefined;
+  const app = buildApp({
+    table,
+    allowedPorts: allowedPorts(table, options.allowed),
+    targetHost,
+    prober: runProbe,
+    log,
+    roleOf: (socket) => listeners?.roleOf(socket),
+    isReady: () => listeners !== undefined,
+    maxProbesPerListener: options.maxProbesPerListener ?? 256,
+  });
+  await app.ready();
+  listeners = await listen({
+    ports: { liveness: 0, readiness: 0, startup: 0, healthcheck: 0 },
+    http: app.server,
+    passthrough: (role) => (role === 'healthcheck' ? undefined : passthroughPort(table, role)),
+    targetHost,
+    log,
+    host,
+  });
+  const bound = listeners;
+  const base = host.includes(':') ? `[${host}]` : host;
+  return {
+    ports: bound.ports,
+    url: (role, path) => `http://${base}:${bound.ports[role]}${path}`,
+    logs,
+    listeners: bound,
+    close: async (graceMs = 1000) => {
+      await bound.close(graceMs);
+      await app.close();
+    },
+  };
+}

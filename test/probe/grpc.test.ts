@@ -1,0 +1,250 @@
+// probeGrpc against real peers on loopback: grpc-js servers running grpc-health-check's HealthImplementation,
+// a hand-written Check handler (to see the User-Agent and to be slow), a server without the health service,
+// a plain HTTP/1.1 server, a TCP server that never answers, and a refused port.
+
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import { build } from 'esbuild';
+import { HealthImplementation, type ServingStatus, service } from 'grpc-health-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeGrpc } from '../../src/probe/grpc.js';
+
+const TIMEOUT_MS = 500;
+const ms = '\\d+ ms';
+
+const grpcServers: grpc.Server[] = [];
+const netServers: NetServer[] = [];
+const ports = { health: 0, scripted: 0, bare: 0, http1: 0, silent: 0, refused: 0, healthV6: 0 };
+const userAgents: string[] = [];
+const silentSockets: Socket[] = [];
+
+async function startGrpc(host: string, register: (server: grpc.Server) => void): Promise<number> {
+  const server = new grpc.Server();
+  register(server);
+  grpcServers.push(server);
+  return new Promise((resolve, reject) =>
+    server.bindAsync(`${host}:0`, grpc.ServerCredentials.createInsecure(), (err, port) =>
+      err === null ? resolve(port) : reject(err),
+    ),
+  );
+}
+
+async function listen(server: NetServer, host = '127.0.0.1'): Promise<number> {
+  netServers.push(server);
+  server.listen(0, host);
+  await once(server, 'listening');
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error(`${host}: no TCP address`);
+  return address.port;
+}
+
+function healthService(): HealthImplementation {
+  const health = new HealthImplementation({
+    '': 'SERVING',
+    'not-serving': 'NOT_SERVING',
+    unknown: 'UNKNOWN',
+  });
+  health.setStatus('my.pkg.Orders', 'SERVING');
+  // HealthImplementation's type leaves SERVICE_UNKNOWN to Watch, but the proto enum allows it from Check too
+  // (grpc-go's health server answers it), so an app can send it.
+  health.setStatus('service-unknown', 'SERVICE_UNKNOWN' as ServingStatus);
+  return health;
+}
+
+let ipv6 = true;
+beforeAll(async () => {
+  ports.health = await startGrpc('127.0.0.1', (server) => healthService().addToServer(server));
+  ports.scripted = await startGrpc('127.0.0.1', (server) =>
+    server.addService(service, {
+      check: (
+        call: grpc.ServerUnaryCall<{ service: string }, unknown>,
+        callback: grpc.sendUnaryData<unknown>,
+      ) => {
+        userAgents.push(String(call.metadata.get('user-agent')[0]));
+        if (call.request.service !== 'slow') return callback(null, { status: 'SERVING' });
+        const timer = setTimeout(() => callback(null, { status: 'SERVING' }), 3 * TIMEOUT_MS);
+        call.on('cancelled', () => clearTimeout(timer));
+      },
+    }),
+  );
+  ports.bare = await startGrpc('127.0.0.1', () => {});
+  ports.http1 = await listen(createHttpServer((_, res) => res.end('not grpc\n')));
+  ports.silent = await listen(
+    createServer((socket) => {
+      // Reads and drops the client's HTTP/2 preface, never answers: a hung app.
+      silentSockets.push(socket.on('error', () => {}).resume());
+    }),
+  );
+  const closed = createServer();
+  ports.refused = await listen(closed);
+  await new Promise((done) => closed.close(done));
+  try {
+    ports.healthV6 = await startGrpc('[::1]', (server) => healthService().addToServer(server));
+  } catch {
+    ipv6 = false;
+    console.warn('SKIPPING IPv6 gRPC probe case: cannot listen on ::1 on this machine');
+  }
+});
+
+afterAll(async () => {
+  for (const server of grpcServers) server.forceShutdown();
+  for (const socket of silentSockets) socket.destroy();
+  await Promise.all(netServers.filter((s) => s.listening).map((s) => new Promise((done) => s.close(done))));
+});
+
+describe('probeGrpc', () => {
+  it.each([
+    { name: 'SERVING', server: 'health', service: '', verdict: 'success', message: `-> SERVING in ${ms}` },
+    {
+      name: 'custom service name, SERVING',
+      server: 'health',
+      service: 'my.pkg.Orders',
+      verdict: 'success',
+      message: `-> SERVING in ${ms}`,
+    },
+    ...['NOT_SERVING', 'SERVICE_UNKNOWN', 'UNKNOWN'].map((status) => ({
+      name: status,
+      server: 'health',
+      service:
+        status === 'NOT_SERVING' ? 'not-serving' : status === 'UNKNOWN' ? 'unknown' : 'service-unknown',
+      verdict: 'failure',
+      message: `failed: service unhealthy \\(responded with "${status}"\\) after ${ms}`,
+    })),
+    {
+      name: 'unknown service (NOT_FOUND)',
+      server: 'health',
+      service: 'nope',
+      verdict: 'failure',
+      message: `failed: health rpc probe failed: NOT_FOUND: Health status unknown for service nope after ${ms}`,
+    },
+    {
+      name: 'server without the health service (UNIMPLEMENTED)',
+      server: 'bare',
+      service: '',
+      verdict: 'failure',
+      message: `failed: server does not implement the grpc health protocol \\(grpc\\.health\\.v1\\.Health\\): .+ after ${ms}`,
+    },
+    {
+      name: 'slow handler',
+      server: 'scripted',
+      service: 'slow',
+      verdict: 'failure',
+      message: `failed: health rpc did not complete within ${TIMEOUT_MS} ms`,
+    },
+    {
+      name: 'plain HTTP/1.1 server',
+      server: 'http1',
+      service: '',
+      verdict: 'failure',
+      message: `failed to connect: .+ after ${ms}`,
+    },
+    {
+      name: 'TCP server that accepts and never answers',
+      server: 'silent',
+      service: '',
+      verdict: 'failure',
+      message: `failed to connect within ${TIMEOUT_MS} ms`,
+    },
+    {
+      name: 'refused port',
+      server: 'refused',
+      service: '',
+      verdict: 'failure',
+      message: `failed to connect: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+ after ${ms}`,
+    },
+  ] as const)('$name', async ({ server, service: name, verdict, message }) => {
+    const port = ports[server as keyof typeof ports];
+    const result = await probeGrpc({ port, service: name }, { host: '127.0.0.1', timeoutMs: TIMEOUT_MS });
+    const prefix = `grpc 127\\.0\\.0\\.1:${port} service ${JSON.stringify(name).replace(/\./g, '\\.')}`;
+    expect(result.message).toMatch(new RegExp(`^${prefix} ${message}$`));
+    expect(result).toMatchObject({ verdict, status: verdict === 'success' ? 200 : 503 });
+  });
+
+  it('IPv6 ::1: SERVING', async () => {
+    if (!ipv6) return;
+    const result = await probeGrpc(
+      { port: ports.healthV6, service: '' },
+      { host: '::1', timeoutMs: TIMEOUT_MS },
+    );
+    expect(result.message).toMatch(
+      new RegExp(`^grpc \\[::1\\]:${ports.healthV6} service "" -> SERVING in ${ms}$`),
+    );
+  });
+
+  it.each([
+    { name: 'default kubelet User-Agent', userAgent: undefined, seen: /^kube-probe\/1\.30 grpc-node-js\// },
+    { name: "the incoming kubelet's User-Agent", userAgent: 'kube-probe/1.29', seen: /^kube-probe\/1\.29 / },
+  ])('sends $name', async ({ userAgent, seen }) => {
+    const before = userAgents.length;
+    const target = { host: '127.0.0.1', timeoutMs: TIMEOUT_MS };
+    const result = await probeGrpc({ port: ports.scripted, service: '' }, target, userAgent);
+    expect(result.verdict).toBe('success');
+    expect(userAgents.slice(before)).toEqual([expect.stringMatching(seen)]);
+  });
+
+  it('closes its connection after a probe that timed out', async () => {
+    const before = silentSockets.length;
+    const target = { host: '127.0.0.1', timeoutMs: TIMEOUT_MS };
+    await probeGrpc({ port: ports.silent, service: '' }, target);
+    const socket = silentSockets[before];
+    if (socket === undefined) throw new Error('the silent server saw no connection');
+    // grpc-js alone would leave this handshake pending for good: bound the wait to get a clear failure.
+    const closed = socket.destroyed
+      ? 'closed'
+      : await Promise.race([once(socket, 'close').then(() => 'closed'), bound(5000)]);
+    expect(closed).toBe('closed');
+  });
+});
+
+// A fresh Node process runs the module as the build ships it (bundled, gRPC packages external), so what it
+// loads and what keeps it alive are its own: it must not load grpc-js before the first gRPC probe, and it must
+// exit by itself after probes that succeeded and timed out (no channel, socket or timer left running).
+const CHILD = `
+import { createRequire } from 'node:module';
+import { probeGrpc } from './src/probe/grpc.ts';
+const loaded = () =>
+  Object.keys(createRequire(process.cwd() + '/').cache).filter((p) => /grpc-js|grpc-health-check/.test(p)).length > 0;
+const before = loaded();
+// The first probe loads gRPC inside its budget: give it room on a loaded machine.
+const serving = await probeGrpc({ port: Number(process.env.SERVING_PORT), service: '' }, { host: '127.0.0.1', timeoutMs: 10000 });
+const silent = await probeGrpc({ port: Number(process.env.SILENT_PORT), service: '' }, { host: '127.0.0.1', timeoutMs: ${TIMEOUT_MS} });
+console.log(JSON.stringify({ before, after: loaded(), verdicts: [serving.verdict, silent.verdict] }));
+`;
+
+describe('probeGrpc in a fresh process', () => {
+  it('loads gRPC on the first probe only and leaves nothing running', async () => {
+    const root = new URL('../..', import.meta.url).pathname;
+    const bundle = await build({
+      stdin: { contents: CHILD, resolveDir: root, loader: 'ts', sourcefile: 'grpc-child.ts' },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      write: false,
+      external: ['@grpc/grpc-js', 'grpc-health-check'],
+      logLevel: 'warning',
+    });
+    const env = { ...process.env, SERVING_PORT: String(ports.health), SILENT_PORT: String(ports.silent) };
+    const child = spawn(process.execPath, ['--input-type=module'], {
+      cwd: root,
+      env,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    child.stdin.end(bundle.outputFiles[0]?.text);
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk;
+    });
+    const ended = await Promise.race([once(child, 'exit').then(([code]) => `exit ${code}`), bound(15_000)]);
+    if (ended !== `exit 0`) child.kill();
+    expect(ended).toBe('exit 0');
+    expect(JSON.parse(stdout)).toEqual({ before: false, after: true, verdicts: ['success', 'failure'] });
+  }, 30_000);
+});
+
+/** Resolves with 'still running' after `ms`: an upper bound on waiting for an event, never a synchronisation. */
+function bound(ms: number): Promise<string> {
+  return new Promise((resolve) => setTimeout(resolve, ms, 'still running').unref());
+}

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import {
+  allowedPorts,
+  parsePortList,
+  passthroughPort,
+  pathsFor,
+  selectEntry,
+  timeoutSecondsFor,
+} from '../../src/server/routing.js';
+import { parseProbeTable } from '../../src/table/parse.js';
+
+const table = parseProbeTable({
+  liveness: {
+    app: { httpGet: { port: 8080, path: '/live' }, timeoutSeconds: 3 },
+    side: { httpGet: { port: 8443, scheme: 'HTTPS' } },
+  },
+  readiness: { app: { tcpSocket: { port: 8080 }, timeoutSeconds: 5 } },
+  startup: {
+    app: { httpGet: { port: 8443, scheme: 'HTTPS' } },
+    web: { httpGet: { port: 9443, scheme: 'HTTPS' } },
+  },
+});
+
+describe('selectEntry', () => {
+  it.each([
+    { name: 'named container', kind: 'liveness', container: 'side', want: 'side' },
+    { name: 'the only container of a kind', kind: 'readiness', container: undefined, want: 'app' },
+  ] as const)('finds $name', ({ kind, container, want }) => {
+    const s = selectEntry(table, kind, container);
+    expect(s.ok && s.entry.container).toBe(want);
+  });
+
+  it.each([
+    {
+      name: 'ambiguous bare path',
+      kind: 'liveness',
+      container: undefined,
+      reason:
+        '2 containers have a liveness probe, name one; known: /osm-liveness-probe/app, /osm-liveness-probe/side',
+    },
+    {
+      name: 'unknown container',
+      kind: 'readiness',
+      container: 'db',
+      reason: 'no readiness probe for container "db"; known: /osm-readiness-probe/app',
+    },
+  ] as const)('404s $name', ({ kind, container, reason }) => {
+    expect(selectEntry(table, kind, container)).toEqual({ ok: false, status: 404, reason });
+  });
+
+  it('404s every kind without a table', () => {
+    expect(selectEntry(undefined, 'startup')).toEqual({
+      ok: false,
+      status: 404,
+      reason: 'no startup probe is configured; the probe table has none',
+    });
+  });
+});
+
+describe('pathsFor', () => {
+  it.each([
+    { role: 'readiness', want: ['/osm-readiness-probe', '/osm-readiness-probe/app', '/osm-healthcheck'] },
+    { role: 'liveness', want: ['/osm-liveness-probe/app', '/osm-liveness-probe/side', '/osm-healthcheck'] },
+    { role: 'healthcheck', want: ['/osm-healthcheck', '/healthz'] },
+  ] as const)('lists what $role serves', ({ role, want }) => {
+    expect(pathsFor(role, table)).toEqual(want);
+  });
+});
+
+describe('allowedPorts', () => {
+  it('is the table ports when there is a table, whatever the flag says', () => {
+    expect([...(allowedPorts(table, new Set([1])) ?? [])].sort()).toEqual([8080, 8443, 9443]);
+  });
+  it('is the flag, or any, without a table', () => {
+    expect(allowedPorts(undefined, new Set([9]))).toEqual(new Set([9]));
+    expect(allowedPorts(undefined, undefined)).toBeUndefined();
+  });
+});
+
+describe('timeoutSecondsFor', () => {
+  it.each([
+    { port: 8080, want: 5 },
+    { port: 8443, want: 1 },
+    { port: 1234, want: 1 },
+  ])('port $port -> $want s', ({ port, want }) => {
+    expect(timeoutSecondsFor(table, port)).toBe(want);
+  });
+});
+
+describe('passthroughPort', () => {
+  it.each([
+    { kind: 'liveness', want: 8443 },
+    { kind: 'readiness', want: undefined },
+    { kind: 'startup', want: undefined },
+  ] as const)('$kind -> $want', ({ kind, want }) => {
+    expect(passthroughPort(table, kind)).toBe(want);
+  });
+});
+
+describe('parsePortList', () => {
+  it.each([
+    { text: '8080', want: [8080] },
+    { text: '1,65535', want: [1, 65535] },
+    { text: '9000-9002, 80', want: [9000, 9001, 9002, 80] },
+  ])('accepts $text', ({ text, want }) => {
+    expect(parsePortList(text)).toEqual({ ok: true, ports: new Set(want) });
+  });
+  it.each(['', '0', '70000', 'a-b', '9-1', '80,', '-5', '1-70000'])('refuses %j', (text) => {
+    const parsed = parsePortList(text);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.reason).toMatch(/is not a port 1-65535/);
+  });
+});
