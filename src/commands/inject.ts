@@ -1,11 +1,72 @@
-// Placeholder until the inject subcommand lands.
-import type { Command } from './command.js';
+// `osm-healthcheck inject`: manifests in (file or stdin), rewritten manifests out on stdout, warnings on
+// stderr. All or nothing: on any error nothing reaches stdout.
+
+import { readFile } from 'node:fs/promises';
+import { HealthcheckError, UsageError } from '../errors.js';
+import { DEFAULT_IMAGE } from '../rewrite/companion.js';
+import { injectManifests, type OutputFormat } from '../rewrite/manifest.js';
+import { type Command, parseFlags } from './command.js';
+
+const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--native-sidecar] [-o yaml|json]
+
+Rewrites the probes of Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers,
+Jobs, CronJobs (and the items of a List) so kubelet asks the osm-healthcheck companion, and adds the
+companion and its init container. Other documents pass through untouched.
+
+Flags:
+  -f, --filename FILE   manifest to read, YAML or JSON, several documents allowed ("-" or none: stdin)
+      --image IMAGE     image of the companion and init container (default ${DEFAULT_IMAGE})
+      --native-sidecar  run the companion as a native sidecar (init container, restartPolicy: Always)
+  -o, --output FORMAT   yaml (default) or json
+
+Pod templates annotated osm-healthcheck/rewrite-probes: "false" are left alone.
+Warnings go to stderr; exit code 1 and no output when any document is invalid.`;
+
+async function readInput(file: string | undefined): Promise<string> {
+  if (file === undefined || file === '-') {
+    if (process.stdin.isTTY)
+      throw new UsageError('inject: no input: give -f FILE or pipe a manifest to stdin');
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    throw new HealthcheckError('OSM_HC_MANIFEST', `cannot read ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
 
 export const injectCommand: Command = {
   name: 'inject',
-  summary: '(not yet available)',
-  usage: 'osm-healthcheck inject: not yet available',
-  run: async () => {
-    throw new Error('inject is not implemented yet');
+  summary: 'rewrite the probes of workload manifests and add the companion',
+  usage: USAGE,
+  async run(argv) {
+    const { values, positionals } = parseFlags('inject', argv, {
+      filename: { type: 'string', short: 'f' },
+      image: { type: 'string' },
+      'native-sidecar': { type: 'boolean', default: false },
+      output: { type: 'string', short: 'o', default: 'yaml' },
+    });
+    if (positionals.length > 0) {
+      throw new UsageError(
+        `inject: unexpected argument "${positionals[0]}" (give the manifest with -f FILE)`,
+      );
+    }
+    const format = values.output;
+    if (format !== 'yaml' && format !== 'json') {
+      throw new UsageError(`inject: --output must be "yaml" or "json", got "${format}"`);
+    }
+    const image = values.image ?? DEFAULT_IMAGE;
+    if (image === '' || /\s/.test(image)) {
+      throw new UsageError(`inject: --image must be an image reference without spaces, got "${image}"`);
+    }
+    const source = await readInput(values.filename);
+    const options = { image, nativeSidecar: values['native-sidecar'] };
+    const { output, warnings } = injectManifests(source, options, format satisfies OutputFormat);
+    for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+    process.stdout.write(output);
   },
 };

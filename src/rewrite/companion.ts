@@ -1,0 +1,78 @@
+// The two containers inject adds: the companion (`serve`) and the init step (`init`), built from the table.
+
+import pkg from '../../package.json' with { type: 'json' };
+import { DEFAULT_PORTS, HEALTHZ_PATH, LISTENER_ROLES, type ListenerRole, PROBES_ENV } from '../scheme.js';
+import type { ProbeTableDocument } from '../table/types.js';
+import type { Container } from './types.js';
+
+export const COMPANION_NAME = 'osm-healthcheck';
+export const INIT_NAME = 'osm-healthcheck-init';
+export const DEFAULT_IMAGE = `osm-healthcheck:${pkg.version}`;
+
+/** The companion's user: non-root, and distinct from the mesh proxy's (osm-edge 1500, Istio 1337). */
+export const COMPANION_UID = 65532;
+
+/** Sized for the companion's idle and probe-flood footprint; the benchmark is the place to revisit them. */
+export const COMPANION_RESOURCES = {
+  requests: { cpu: '10m', memory: '32Mi' },
+  limits: { memory: '96Mi' },
+} as const;
+
+/** Container port names: IANA_SVC_NAME, at most 15 characters. */
+export const PORT_NAMES: Readonly<Record<ListenerRole, string>> = {
+  liveness: 'osm-hc-live',
+  readiness: 'osm-hc-ready',
+  startup: 'osm-hc-startup',
+  healthcheck: 'osm-hc-health',
+};
+
+const HEALTHZ = { httpGet: { path: HEALTHZ_PATH, port: DEFAULT_PORTS.healthcheck } };
+
+/**
+ * `native`: an init container with `restartPolicy: Always` (KEP-753), so kubelet waits for its startupProbe
+ * before starting the next container and the companion is listening before any app probe runs.
+ */
+export function companionContainer(image: string, table: ProbeTableDocument, native: boolean): Container {
+  return {
+    name: COMPANION_NAME,
+    image,
+    args: ['serve'],
+    ...(native ? { restartPolicy: 'Always' } : {}),
+    ports: LISTENER_ROLES.map((role) => ({ name: PORT_NAMES[role], containerPort: DEFAULT_PORTS[role] })),
+    env: [
+      { name: PROBES_ENV, value: JSON.stringify(table) },
+      // What kubelet would have dialled: the companion probes the app at the pod IP, not at 127.0.0.1.
+      { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+    ],
+    resources: structuredClone(COMPANION_RESOURCES),
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: COMPANION_UID,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    },
+    startupProbe: { ...structuredClone(HEALTHZ), periodSeconds: 1, failureThreshold: 30 },
+    livenessProbe: { ...structuredClone(HEALTHZ), periodSeconds: 10, failureThreshold: 3 },
+  };
+}
+
+/**
+ * Root with NET_ADMIN and NET_RAW only, as Istio's istio-init runs: iptables needs both, and nothing else.
+ * The root filesystem stays writable because iptables-legacy takes a lock under /run.
+ */
+export function initContainer(image: string): Container {
+  return {
+    name: INIT_NAME,
+    image,
+    args: ['init'],
+    resources: structuredClone(COMPANION_RESOURCES),
+    securityContext: {
+      runAsNonRoot: false,
+      runAsUser: 0,
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      capabilities: { add: ['NET_ADMIN', 'NET_RAW'], drop: ['ALL'] },
+    },
+  };
+}

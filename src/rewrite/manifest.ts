@@ -1,0 +1,175 @@
+// inject over a stream of YAML or JSON documents: find the pod templates, rewrite each spec, and edit the
+// YAML nodes in place, so document order, comments, key order and untouched fields come out as they went in.
+
+import { isDeepStrictEqual } from 'node:util';
+import {
+  type Document,
+  isCollection,
+  isNode,
+  isPair,
+  LineCounter,
+  type Node,
+  parseAllDocuments,
+  type ToStringOptions,
+  visit,
+} from 'yaml';
+import { HealthcheckError } from '../errors.js';
+import { type FieldPath, ManifestError } from './manifest-error.js';
+import { rewritePodSpec } from './pod.js';
+import { syncNode } from './sync.js';
+import type { PodSpec, RewriteOptions } from './types.js';
+import { podTemplates } from './workload.js';
+
+export type OutputFormat = 'yaml' | 'json';
+
+export interface InjectResult {
+  /** The whole output stream: YAML documents, or JSON (one object, or a v1 List of several). */
+  output: string;
+  /** One line each, in document order. */
+  warnings: string[];
+}
+
+/** Rewrites every workload in `source`; throws HealthcheckError (OSM_HC_MANIFEST) naming document and line. */
+export function injectManifests(source: string, options: RewriteOptions, format: OutputFormat): InjectResult {
+  const lineCounter = new LineCounter();
+  const docs = Array.from(parseAllDocuments(source, { lineCounter }));
+  const warnings: string[] = [];
+  docs.forEach((doc, index) => {
+    const where = (offset: number | undefined) =>
+      `document ${index + 1}${offset === undefined ? '' : `, line ${lineCounter.linePos(offset).line}`}`;
+    const [error] = doc.errors;
+    if (error !== undefined) {
+      // yaml's message ends in "at line L, column C:" and a code frame; we say the line our own way.
+      const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:$/, '');
+      throw new HealthcheckError('OSM_HC_MANIFEST', `${where(error.pos[0])}: ${message}`, { cause: error });
+    }
+    if (format === 'yaml' && isCollection(doc.contents) && doc.contents.flow) toBlockStyle(doc);
+    let value: unknown;
+    try {
+      value = doc.toJS();
+    } catch (err) {
+      // e.g. yaml's guard against alias bombs ("Excessive alias count").
+      throw new HealthcheckError('OSM_HC_MANIFEST', `${where(undefined)}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    try {
+      warnings.push(...injectDocument(doc, value, options));
+    } catch (err) {
+      if (!(err instanceof ManifestError)) throw err;
+      // err.path runs from the document root here, so err.message names the field as the reader sees it.
+      throw new HealthcheckError('OSM_HC_MANIFEST', `${where(offsetOf(doc, err.path))}: ${err.message}`, {
+        cause: err,
+      });
+    }
+  });
+  return { output: format === 'yaml' ? yamlStream(docs, lineCounter) : jsonStream(docs), warnings };
+}
+
+function injectDocument(doc: Document, value: unknown, options: RewriteOptions): string[] {
+  const warnings: string[] = [];
+  for (const { specPath, annotations, resource } of podTemplates(value)) {
+    const spec = valueAt(value, specPath);
+    let result: ReturnType<typeof rewritePodSpec>;
+    try {
+      result = rewritePodSpec(spec as PodSpec, annotations, options, resource);
+    } catch (err) {
+      // The pure rewrite names fields from the pod spec; the document's reader wants them from its root.
+      if (!(err instanceof ManifestError)) throw err;
+      throw new ManifestError(err.resource, [...specPath, ...err.path], err.problem, { cause: err });
+    }
+    warnings.push(...result.warnings);
+    if (!result.changed) continue;
+    const node = doc.getIn(specPath, true);
+    if (isNode(node)) {
+      const next = syncNode(doc, node, result.spec);
+      if (next !== node) doc.setIn(specPath, next);
+      continue;
+    }
+    // getIn stops at an alias. Fine when the anchored original was rewritten already (two items sharing one
+    // template); otherwise editing the anchor would change its other users behind their back.
+    if (!isDeepStrictEqual(valueAt(doc.toJS(), specPath), result.spec)) {
+      const problem =
+        'is reached through a YAML alias, which inject cannot edit in place; expand the alias first';
+      throw new ManifestError(resource, specPath, problem);
+    }
+  }
+  return warnings;
+}
+
+function valueAt(value: unknown, path: FieldPath): unknown {
+  return path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], value);
+}
+
+/** Where the deepest existing node on `path` starts, for the line number of an error. */
+function offsetOf(doc: Document, path: FieldPath): number | undefined {
+  for (let length = path.length; length >= 0; length--) {
+    const node = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
+    if (isNode(node) && node.range) return node.range[0];
+  }
+  return undefined;
+}
+
+/** JSON in, YAML out: block collections and plain scalars where they read the same. */
+function toBlockStyle(doc: Document): void {
+  visit(doc, {
+    Collection(_, node) {
+      node.flow = false;
+    },
+    Scalar(_, node) {
+      // The stringifier still quotes any string that would otherwise read as another type.
+      if (node.type === 'QUOTE_DOUBLE') node.type = 'PLAIN';
+    },
+  });
+}
+
+function yamlStream(docs: Document[], lineCounter: LineCounter): string {
+  const options: ToStringOptions = {
+    // Never fold long lines: a long annotation stays on one line.
+    lineWidth: 0,
+    flowCollectionPadding: false,
+    ...indentation(docs, lineCounter),
+  };
+  return docs.map((doc) => doc.toString(options)).join('');
+}
+
+/**
+ * The input's indentation, so a rewritten manifest diffs cleanly against its source: the first block map under
+ * a key gives the width (2 or 4 are common), the first block sequence under a key whether sequences are
+ * indented (`key:\n  - item`, as most hand-written manifests) or not (`key:\n- item`, kubectl's own output).
+ */
+function indentation(docs: Document[], lineCounter: LineCounter): { indent: number; indentSeq: boolean } {
+  let indent: number | undefined;
+  let indentSeq: boolean | undefined;
+  const depth = (node: Node, parent: unknown): number | undefined => {
+    if (!isPair(parent) || !isNode(parent.key) || !parent.key.range || !node.range) return undefined;
+    return lineCounter.linePos(node.range[0]).col - lineCounter.linePos(parent.key.range[0]).col;
+  };
+  for (const doc of docs) {
+    visit(doc, {
+      Map(_, node, path) {
+        if (indent === undefined && !node.flow) indent = depth(node, path.at(-1));
+      },
+      Seq(_, node, path) {
+        if (indentSeq === undefined && !node.flow) {
+          const by = depth(node, path.at(-1));
+          if (by !== undefined) indentSeq = by > 0;
+        }
+      },
+    });
+  }
+  return {
+    indent: indent !== undefined && indent >= 1 && indent <= 8 ? indent : 2,
+    indentSeq: indentSeq ?? true,
+  };
+}
+
+function jsonStream(docs: Document[]): string {
+  // An empty document (a trailing `---`) is no object to print.
+  const values = docs
+    .map((doc) => doc.toJS() as unknown)
+    .filter((value) => value !== null && value !== undefined);
+  if (values.length === 0) return '';
+  const value = values.length === 1 ? values[0] : { apiVersion: 'v1', kind: 'List', items: values };
+  return `${JSON.stringify(value, null, 2)}\n`;
+}

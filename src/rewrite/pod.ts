@@ -1,0 +1,193 @@
+// rewritePodSpec: DESIGN.md §3 for one pod spec -> { spec, table, warnings }. Pure and YAML-free, so the CLI
+// and an admission webhook share it. The input is never mutated.
+
+import { isDeepStrictEqual } from 'node:util';
+import { describeValue, TableError } from '../errors.js';
+import { OPT_OUT_ANNOTATION, PROBE_KINDS, PROBES_ENV } from '../scheme.js';
+import type { ProbeTable, ProbeTableDocument } from '../table/types.js';
+import { COMPANION_NAME, companionContainer, INIT_NAME, initContainer } from './companion.js';
+import { type FieldPath, ManifestError } from './manifest-error.js';
+import { decideProbe, probeField } from './probe.js';
+import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
+import type { Container, PodSpec, RewriteOptions, RewriteResult } from './types.js';
+
+type ListName = 'initContainers' | 'containers';
+type Named = Container & { name: string };
+
+interface Located {
+  list: ListName;
+  index: number;
+  container: Named;
+}
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** `osm-healthcheck/rewrite-probes: "false"` on the pod (template) turns the rewrite off for it. */
+export function isOptedOut(annotations: Record<string, unknown> | undefined): boolean {
+  return (
+    String(annotations?.[OPT_OUT_ANNOTATION] ?? '')
+      .trim()
+      .toLowerCase() === 'false'
+  );
+}
+
+/** The companion and its init container: inject owns them and rebuilds them on every run. */
+export function isInjectedContainer(name: string): boolean {
+  return name === COMPANION_NAME || name === INIT_NAME;
+}
+
+export function rewritePodSpec(
+  spec: PodSpec,
+  annotations: Record<string, string> | undefined,
+  options: RewriteOptions,
+  resource: string,
+): RewriteResult {
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+    throw new ManifestError(resource, [], `pod spec must be an object, got ${describeValue(spec)}`);
+  }
+  const unchanged = (warnings: string[]): RewriteResult => ({
+    spec: structuredClone(spec),
+    table: {},
+    warnings,
+    changed: false,
+  });
+  if (isOptedOut(annotations)) return unchanged([]);
+
+  const next = structuredClone(spec);
+  const containers = locate(next, resource);
+  const previous = previousTable(containers, resource);
+  const rows: TableRow[] = [];
+  const warnings: string[] = [];
+  const sidecarsProbed = new Set<string>();
+  // Native sidecars first, then app containers: the order kubelet starts them, and the table's order.
+  for (const { list, index, container } of containers) {
+    if (isInjectedContainer(container.name)) continue;
+    if (list === 'initContainers' && container.restartPolicy !== 'Always') continue;
+    for (const kind of PROBE_KINDS) {
+      const field = probeField(kind);
+      if (container[field] === undefined) continue;
+      const site = {
+        resource,
+        containerPath: [list, index],
+        container,
+        kind,
+        previous: previous?.[kind].get(container.name),
+      };
+      const decision = decideProbe(container[field], site);
+      if (decision.action === 'keep') {
+        if (decision.warning !== undefined) warnings.push(decision.warning);
+        continue;
+      }
+      if (decision.action === 'rewrite') container[field] = decision.probe;
+      if (decision.entry === undefined) continue;
+      rows.push({ kind, container: container.name, entry: decision.entry });
+      if (list === 'initContainers') sidecarsProbed.add(container.name);
+    }
+  }
+  const table = tableDocument(rows);
+  if (isEmptyTable(table)) return unchanged(warnings);
+
+  // A native sidecar's startupProbe gates every container after it: with the companion among the app
+  // containers it would never start and the pod would hang, so the companion has to be a native sidecar too.
+  const native = options.nativeSidecar || sidecarsProbed.size > 0;
+  if (native && !options.nativeSidecar) {
+    warnings.push(
+      `${resource}: native sidecar ${[...sidecarsProbed].map((name) => `"${name}"`).join(', ')} has probes answered by the companion, so the companion runs as a native sidecar too`,
+    );
+  }
+  const result = withCompanion(next, options.image, table, native);
+  return { spec: result, table, warnings, changed: !isDeepStrictEqual(spec, result) };
+}
+
+/**
+ * Our init container first (a run-to-completion step: the iptables bypass exists before anything listens),
+ * then the native-sidecar companion, then the pod's own init containers, so the companion is up before every
+ * sidecar and app container whose probes it answers. Without native sidecars the companion goes last in
+ * `containers`. Earlier copies of both are replaced, so a new image or placement takes effect.
+ */
+function withCompanion(spec: PodSpec, image: string, table: ProbeTableDocument, native: boolean): PodSpec {
+  const notOurs = (list: Container[] | undefined) =>
+    (list ?? []).filter((container) => !isInjectedContainer(container.name ?? ''));
+  const companion = companionContainer(image, table, native);
+  const initContainers = [
+    initContainer(image),
+    ...(native ? [companion] : []),
+    ...notOurs(spec.initContainers),
+  ];
+  const containers = [...notOurs(spec.containers), ...(native ? [] : [companion])];
+  // Key order is kept; a new `initContainers` goes just before `containers`, where manifests usually have it.
+  const hadInit = Object.hasOwn(spec, 'initContainers');
+  return Object.fromEntries(
+    Object.entries(spec).flatMap(([key, value]): [string, unknown][] => {
+      if (key === 'initContainers') return [[key, initContainers]];
+      if (key !== 'containers') return [[key, value]];
+      return hadInit
+        ? [[key, containers]]
+        : [
+            ['initContainers', initContainers],
+            [key, containers],
+          ];
+    }),
+  );
+}
+
+/** Every container with its place, after checking the lists and names (Kubernetes' own rules). */
+function locate(spec: PodSpec, resource: string): Located[] {
+  const located: Located[] = [];
+  const seen = new Map<string, FieldPath>();
+  for (const list of ['initContainers', 'containers'] as const) {
+    const items: unknown = spec[list];
+    if (items === undefined && list === 'initContainers') continue;
+    if (!Array.isArray(items)) {
+      throw new ManifestError(resource, [list], `must be a list of containers, got ${describeValue(items)}`);
+    }
+    items.forEach((item: unknown, index) => {
+      const at = [list, index];
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+        throw new ManifestError(resource, at, `must be a container object, got ${describeValue(item)}`);
+      }
+      const { name } = item as Container;
+      if (name === undefined || name === '') throw new ManifestError(resource, at, 'container has no name');
+      if (typeof name !== 'string' || name.length > 63 || !DNS1123_LABEL.test(name)) {
+        throw new ManifestError(
+          resource,
+          [...at, 'name'],
+          `must be a DNS-1123 label (lower-case letters, digits and "-", at most 63), got ${describeValue(name)}`,
+        );
+      }
+      const first = seen.get(name);
+      if (first !== undefined) {
+        throw new ManifestError(
+          resource,
+          [...at, 'name'],
+          `duplicate container name "${name}" (also ${formatAt(first)})`,
+        );
+      }
+      seen.set(name, at);
+      located.push({ list, index, container: item as Named });
+    });
+  }
+  return located;
+}
+
+function formatAt(path: FieldPath): string {
+  return `${path[0]}[${path[1]}]`;
+}
+
+/** The table an earlier inject wrote into the companion's env, so its entries survive a second inject. */
+function previousTable(containers: Located[], resource: string): ProbeTable | undefined {
+  const found = containers.find(({ container }) => container.name === COMPANION_NAME);
+  if (found === undefined || !Array.isArray(found.container.env)) return undefined;
+  const index = found.container.env.findIndex((env) => env?.name === PROBES_ENV);
+  const value = found.container.env[index]?.value;
+  if (typeof value !== 'string') return undefined;
+  try {
+    return readTable(value);
+  } catch (err) {
+    if (!(err instanceof TableError)) throw err;
+    const at = [found.list, found.index, 'env', index, 'value'];
+    throw new ManifestError(resource, at, `the companion's probe table is invalid: ${err.message}`, {
+      cause: err,
+    });
+  }
+}

@@ -1,0 +1,78 @@
+// The slice of the Kubernetes Pod API the rewrite reads and writes, and the rewrite's own inputs and outputs.
+// Only the fields we touch are typed; everything else rides along untouched in the index signatures.
+
+import type { ProbeTableDocument } from '../table/types.js';
+
+/** A port as Kubernetes writes it: a number, or the name of one of the container's ports. */
+export type IntOrString = number | string;
+
+export interface HTTPGetAction {
+  path?: string;
+  port?: IntOrString;
+  host?: string;
+  scheme?: string;
+  httpHeaders?: { name: string; value: string }[];
+  [field: string]: unknown;
+}
+
+export interface TCPSocketAction {
+  port?: IntOrString;
+  host?: string;
+  [field: string]: unknown;
+}
+
+export interface GRPCAction {
+  port?: number;
+  service?: string;
+  [field: string]: unknown;
+}
+
+export interface Probe {
+  httpGet?: HTTPGetAction;
+  tcpSocket?: TCPSocketAction;
+  grpc?: GRPCAction;
+  exec?: unknown;
+  timeoutSeconds?: number;
+  [field: string]: unknown;
+}
+
+export interface ContainerPort {
+  name?: string;
+  containerPort?: number;
+  [field: string]: unknown;
+}
+
+export interface Container {
+  name?: string;
+  ports?: ContainerPort[];
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  startupProbe?: Probe;
+  /** `Always` on an init container makes it a native sidecar (KEP-753). */
+  restartPolicy?: string;
+  env?: { name: string; value?: string; [field: string]: unknown }[];
+  [field: string]: unknown;
+}
+
+export interface PodSpec {
+  containers?: Container[];
+  initContainers?: Container[];
+  [field: string]: unknown;
+}
+
+export interface RewriteOptions {
+  /** Image of the companion and of the init container. */
+  image: string;
+  /** Run the companion as a native sidecar (an init container with `restartPolicy: Always`). */
+  nativeSidecar: boolean;
+}
+
+export interface RewriteResult {
+  /** A new spec; the input is never mutated. Equal to the input when `changed` is false. */
+  spec: PodSpec;
+  /** The probe table written into the companion's env (empty when nothing was rewritten). */
+  table: ProbeTableDocument;
+  /** One line each, naming the resource and container, for probes left as they were. */
+  warnings: string[];
+  changed: boolean;
+}

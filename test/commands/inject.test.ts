@@ -1,0 +1,115 @@
+// The inject subcommand as users run it: the bundled CLI in a child process, manifests on stdin or from a
+// file, the manifest on stdout, warnings on stderr, and nothing on stdout when anything is wrong.
+
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = `${ROOT}dist/cli.mjs`;
+const FIXTURES = `${ROOT}test/fixtures/inject/`;
+const fixture = (name: string) => readFileSync(`${FIXTURES}${name}`, 'utf8');
+
+function inject(args: string[], input?: string) {
+  return execa('node', [CLI, 'inject', ...args], { input: input ?? '', reject: false, cwd: ROOT });
+}
+
+beforeAll(async () => {
+  // The CLI under test is the bundle: build it from the current sources.
+  await execa('node', ['scripts/build.mjs'], { cwd: ROOT });
+});
+
+describe('osm-healthcheck inject', () => {
+  it('reads stdin when no file is given and writes the manifest to stdout', async () => {
+    const result = await inject([], fixture('deployment.yaml'));
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result.stdout).toBe(fixture('deployment.injected.yaml').trimEnd());
+  });
+
+  it('reads a file with -f, and "-f -" means stdin', async () => {
+    const fromFile = await inject(['-f', `${FIXTURES}cronjob.yaml`]);
+    const fromStdin = await inject(['-f', '-'], fixture('cronjob.yaml'));
+    expect(fromFile.exitCode).toBe(0);
+    expect(fromFile.stdout).toBe(fixture('cronjob.injected.yaml').trimEnd());
+    expect(fromStdin.stdout).toBe(fromFile.stdout);
+  });
+
+  it('prints warnings to stderr, one line each, and still writes the manifest', async () => {
+    const result = await inject(['--filename', `${FIXTURES}host-set.yaml`]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe(fixture('host-set.injected.yaml').trimEnd());
+    const lines = result.stderr.split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines)
+      expect(line).toMatch(/^warning: Pod\/edge: container "app" (liveness|readiness)Probe: /);
+  });
+
+  it('--native-sidecar and --image', async () => {
+    const args = ['--native-sidecar', '--image', 'registry.example.com/osm-healthcheck:0.1.0', '-f'];
+    const result = await inject([...args, `${FIXTURES}native-sidecar-flag.yaml`]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe(fixture('native-sidecar-flag.injected.yaml').trimEnd());
+  });
+
+  it('-o json prints JSON', async () => {
+    const result = await inject(['-o', 'json'], fixture('pod-https.yaml'));
+    expect(result.exitCode).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ kind: 'Pod', metadata: { name: 'secure' } });
+  });
+
+  it.each([
+    {
+      name: 'invalid YAML in a later document',
+      args: [],
+      input: `${fixture('deployment.yaml')}---\nkind: Pod\nspec: [oops\n`,
+      exitCode: 1,
+      stderr: /^osm-healthcheck inject: document 2, line \d+: .* \[OSM_HC_MANIFEST\]$/,
+    },
+    {
+      name: 'a container without a name after valid documents',
+      args: [],
+      input: `${fixture('list.yaml')}---\n${fixture('grpc.yaml')}---\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - image: x\n`,
+      exitCode: 1,
+      stderr: /document 3, line \d+: Pod\/p: spec.containers\[0\]: container has no name \[OSM_HC_MANIFEST\]/,
+    },
+    {
+      name: 'a file that does not exist',
+      args: ['-f', `${FIXTURES}missing.yaml`],
+      input: '',
+      exitCode: 1,
+      stderr: /cannot read .*missing\.yaml: ENOENT.*\[OSM_HC_MANIFEST\]/,
+    },
+    {
+      name: 'an unknown output format',
+      args: ['-o', 'xml'],
+      input: '',
+      exitCode: 2,
+      stderr: /--output must be "yaml" or "json", got "xml" \[OSM_HC_USAGE\]/,
+    },
+    {
+      name: 'a stray argument',
+      args: ['deploy.yaml'],
+      input: '',
+      exitCode: 2,
+      stderr: /unexpected argument "deploy.yaml".*\[OSM_HC_USAGE\]/,
+    },
+    { name: 'an unknown flag', args: ['--sidecar'], input: '', exitCode: 2, stderr: /\[OSM_HC_USAGE\]/ },
+  ])(
+    'all or nothing: $name -> exit $exitCode, nothing on stdout',
+    async ({ args, input, exitCode, stderr }) => {
+      const result = await inject(args, input);
+      expect(result.exitCode).toBe(exitCode);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(stderr);
+    },
+  );
+
+  it('--help describes the flags', async () => {
+    const result = await inject(['--help']);
+    expect(result.exitCode).toBe(0);
+    for (const flag of ['-f, --filename', '--image', '--native-sidecar', '-o, --output']) {
+      expect(result.stdout).toContain(flag);
+    }
+  });
+});

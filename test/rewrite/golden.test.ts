@@ -1,0 +1,114 @@
+// Golden pairs (as Istio's testdata/inject): every x.yaml / x.json in test/fixtures/inject injects to
+// x.injected.yaml byte for byte, injects to itself again, and carries a table serve accepts that matches the
+// rewritten probes. UPDATE_GOLDEN=1 npx vitest run test/rewrite/golden.test.ts rewrites the expected files.
+
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
+import { injectManifests } from '../../src/rewrite/manifest.js';
+import type { Container, PodSpec, RewriteOptions } from '../../src/rewrite/types.js';
+import { podTemplates } from '../../src/rewrite/workload.js';
+import { DEFAULT_PORTS, PROBE_KINDS, PROBES_ENV, probePath, TCP_PORT_HEADER } from '../../src/scheme.js';
+import { parseProbeTable } from '../../src/table/parse.js';
+
+const DIR = fileURLToPath(new URL('../fixtures/inject/', import.meta.url));
+
+const OPTIONS: Record<string, Partial<RewriteOptions>> = {
+  'native-sidecar-flag': { nativeSidecar: true, image: 'registry.example.com/osm-healthcheck:0.1.0' },
+};
+
+const WARNINGS: Record<string, string[]> = {
+  'host-set': [
+    'Pod/edge: container "app" livenessProbe: httpGet.host is "status.example.com", so kubelet dials that host rather than the pod; the probe is left unchanged',
+    'Pod/edge: container "app" readinessProbe: tcpSocket.host is "10.0.0.7", so kubelet dials that host rather than the pod; the probe is left unchanged',
+  ],
+  'unresolvable-named-port': [
+    `Pod/typo: container "app" livenessProbe: port "htpp" is none of the container's port names; the probe is left unchanged`,
+  ],
+  'native-sidecar': [
+    'Pod/with-sidecar: native sidecar "log-shipper" has probes answered by the companion, so the companion runs as a native sidecar too',
+  ],
+};
+
+const cases = readdirSync(DIR)
+  .filter((file) => /\.(yaml|json)$/.test(file) && !file.includes('.injected.'))
+  .sort()
+  .map((file) => {
+    const base = file.replace(/\.(yaml|json)$/, '');
+    return {
+      name: file,
+      source: join(DIR, file),
+      golden: join(DIR, `${base}.injected.yaml`),
+      options: { image: DEFAULT_IMAGE, nativeSidecar: false, ...OPTIONS[base] },
+      warnings: WARNINGS[base] ?? [],
+    };
+  });
+
+function read(path: string): string {
+  return readFileSync(path, 'utf8');
+}
+
+describe('inject golden files', () => {
+  it.each(cases)('$name', ({ source, golden, options, warnings }) => {
+    const result = injectManifests(read(source), options, 'yaml');
+    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, result.output);
+    expect(result.output).toBe(read(golden));
+    expect(result.warnings).toEqual(warnings);
+  });
+});
+
+describe('inject is idempotent: inject(inject(x)) == inject(x)', () => {
+  it.each(cases)('$name', ({ golden, options }) => {
+    const once = read(golden);
+    expect(injectManifests(once, options, 'yaml').output).toBe(once);
+  });
+});
+
+/** Every pod spec in a YAML stream, by way of the same kind table inject uses. */
+function podSpecs(text: string): PodSpec[] {
+  return parseAllDocuments(text).flatMap((doc) => {
+    const value: unknown = doc.toJS();
+    return podTemplates(value).map(
+      ({ specPath }) =>
+        specPath.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], value) as PodSpec,
+    );
+  });
+}
+
+/** `kind/container` for every probe that kubelet now sends to the companion with a table entry behind it. */
+function rewrittenProbes(spec: PodSpec): string[] {
+  const all = [...(spec.initContainers ?? []), ...(spec.containers ?? [])].filter(
+    (container: Container) => container.name !== 'osm-healthcheck',
+  );
+  return all.flatMap((container) =>
+    PROBE_KINDS.flatMap((kind) => {
+      const httpGet = container[`${kind}Probe`]?.httpGet;
+      const name = container.name as string;
+      if (httpGet?.port === DEFAULT_PORTS[kind] && httpGet.path === probePath(kind, name))
+        return [`${kind}/${name}`];
+      const tcpPort = httpGet?.httpHeaders?.find((header) => header.name === TCP_PORT_HEADER);
+      return httpGet?.port === DEFAULT_PORTS.healthcheck && tcpPort !== undefined ? [`${kind}/${name}`] : [];
+    }),
+  );
+}
+
+describe("every emitted table passes serve's validator and matches the rewritten probes", () => {
+  it.each(cases)('$name', ({ golden }) => {
+    for (const spec of podSpecs(read(golden))) {
+      const all = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
+      const companion = all.find((container) => container.name === 'osm-healthcheck');
+      const json = companion?.env?.find((env) => env.name === PROBES_ENV)?.value;
+      if (json === undefined) {
+        // Nothing was rewritten here (or osm-edge did it): then no companion was added either.
+        expect(all.some((container) => container.name === 'osm-healthcheck-init')).toBe(false);
+        continue;
+      }
+      const table = parseProbeTable(JSON.parse(json));
+      const entries = PROBE_KINDS.flatMap((kind) => [...table[kind].keys()].map((name) => `${kind}/${name}`));
+      expect(entries.sort()).toEqual(rewrittenProbes(spec).sort());
+    }
+  });
+});

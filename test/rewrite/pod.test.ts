@@ -1,0 +1,457 @@
+// rewritePodSpec, the pure rewrite the CLI and the webhook share: one table of probe shapes, then the pod-level
+// rules (companion, init container, placement, idempotence, opt-out) and the errors.
+
+import { describe, expect, it } from 'vitest';
+import { HealthcheckError } from '../../src/errors.js';
+import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME } from '../../src/rewrite/companion.js';
+import { ManifestError } from '../../src/rewrite/manifest-error.js';
+import { rewritePodSpec } from '../../src/rewrite/pod.js';
+import type { Container, PodSpec, Probe } from '../../src/rewrite/types.js';
+import { PROBES_ENV } from '../../src/scheme.js';
+import { parseProbeTable } from '../../src/table/parse.js';
+import type { ProbeEntryDocument } from '../../src/table/types.js';
+
+const OPTIONS = { image: DEFAULT_IMAGE, nativeSidecar: false };
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function pod(...containers: Container[]): PodSpec {
+  return deepFreeze({ containers });
+}
+
+function rewrite(spec: PodSpec, annotations?: Record<string, string>, options = OPTIONS) {
+  return rewritePodSpec(spec, annotations, options, 'Pod/test');
+}
+
+function container(spec: PodSpec, name: string): Container | undefined {
+  return [...(spec.initContainers ?? []), ...(spec.containers ?? [])].find((c) => c.name === name);
+}
+
+const ports = [
+  { name: 'http', containerPort: 8080 },
+  { name: 'grpc', containerPort: 9090 },
+];
+
+describe('probes that are rewritten', () => {
+  it.each<{
+    name: string;
+    field: 'livenessProbe' | 'readinessProbe' | 'startupProbe';
+    probe: Probe;
+    rewritten: Probe;
+    entry: ProbeEntryDocument;
+  }>([
+    {
+      name: 'httpGet HTTP, every timing field kept',
+      field: 'livenessProbe',
+      probe: {
+        httpGet: { path: '/live', port: 8080 },
+        initialDelaySeconds: 3,
+        periodSeconds: 7,
+        timeoutSeconds: 2,
+        successThreshold: 1,
+        failureThreshold: 4,
+        terminationGracePeriodSeconds: 9,
+      },
+      rewritten: {
+        httpGet: { path: '/osm-liveness-probe/app', port: 15901, scheme: 'HTTP' },
+        initialDelaySeconds: 3,
+        periodSeconds: 7,
+        timeoutSeconds: 2,
+        successThreshold: 1,
+        failureThreshold: 4,
+        terminationGracePeriodSeconds: 9,
+      },
+      entry: { httpGet: { path: '/live', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 2 },
+    },
+    {
+      name: 'httpGet HTTPS: kubelet speaks plain HTTP to the companion, which speaks HTTPS to the app',
+      field: 'readinessProbe',
+      probe: { httpGet: { scheme: 'HTTPS', path: '/ready', port: 8443 } },
+      rewritten: { httpGet: { path: '/osm-readiness-probe/app', port: 15902, scheme: 'HTTP' } },
+      entry: { httpGet: { path: '/ready', port: 8443, scheme: 'HTTPS' }, timeoutSeconds: 1 },
+    },
+    {
+      name: 'httpGet headers (Host among them) and the query move into the table',
+      field: 'startupProbe',
+      probe: {
+        httpGet: {
+          path: '/s?full=1',
+          port: 8080,
+          httpHeaders: [
+            { name: 'Host', value: 'a.example' },
+            { name: 'X-A', value: '' },
+          ],
+        },
+      },
+      rewritten: { httpGet: { path: '/osm-startup-probe/app', port: 15903, scheme: 'HTTP' } },
+      entry: {
+        httpGet: {
+          path: '/s?full=1',
+          port: 8080,
+          scheme: 'HTTP',
+          httpHeaders: [
+            { name: 'Host', value: 'a.example' },
+            { name: 'X-A', value: '' },
+          ],
+        },
+        timeoutSeconds: 1,
+      },
+    },
+    {
+      name: 'httpGet without a path: "/" as kubelet would use',
+      field: 'livenessProbe',
+      probe: { httpGet: { port: 8080 } },
+      rewritten: { httpGet: { path: '/osm-liveness-probe/app', port: 15901, scheme: 'HTTP' } },
+      entry: { httpGet: { path: '/', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 1 },
+    },
+    {
+      name: 'httpGet named port',
+      field: 'livenessProbe',
+      probe: { httpGet: { path: '/live', port: 'http' } },
+      rewritten: { httpGet: { path: '/osm-liveness-probe/app', port: 15901, scheme: 'HTTP' } },
+      entry: { httpGet: { path: '/live', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 1 },
+    },
+    {
+      name: 'a number written as a string: kubelet tries it as a number when no port has that name',
+      field: 'livenessProbe',
+      probe: { httpGet: { path: '/live', port: '8081' } },
+      rewritten: { httpGet: { path: '/osm-liveness-probe/app', port: 15901, scheme: 'HTTP' } },
+      entry: { httpGet: { path: '/live', port: 8081, scheme: 'HTTP' }, timeoutSeconds: 1 },
+    },
+    {
+      name: 'tcpSocket: the healthcheck port with the app port in a header, handler kept in its place',
+      field: 'readinessProbe',
+      probe: { periodSeconds: 4, tcpSocket: { port: 'grpc' }, timeoutSeconds: 3 },
+      rewritten: {
+        periodSeconds: 4,
+        httpGet: {
+          path: '/osm-healthcheck',
+          port: 15904,
+          scheme: 'HTTP',
+          httpHeaders: [{ name: 'Original-Tcp-Port', value: '9090' }],
+        },
+        timeoutSeconds: 3,
+      },
+      entry: { tcpSocket: { port: 9090 }, timeoutSeconds: 3 },
+    },
+    {
+      name: 'grpc, default service',
+      field: 'livenessProbe',
+      probe: { grpc: { port: 9090 } },
+      rewritten: { httpGet: { path: '/osm-liveness-probe/app', port: 15901, scheme: 'HTTP' } },
+      entry: { grpc: { port: 9090 }, timeoutSeconds: 1 },
+    },
+    {
+      name: 'grpc with a service',
+      field: 'startupProbe',
+      probe: { grpc: { port: 9090, service: 'orders' }, failureThreshold: 30 },
+      rewritten: {
+        httpGet: { path: '/osm-startup-probe/app', port: 15903, scheme: 'HTTP' },
+        failureThreshold: 30,
+      },
+      entry: { grpc: { port: 9090, service: 'orders' }, timeoutSeconds: 1 },
+    },
+  ])('$name', ({ field, probe, rewritten, entry }) => {
+    const result = rewrite(pod({ name: 'app', ports, [field]: probe }));
+    expect(result.changed).toBe(true);
+    expect(result.warnings).toEqual([]);
+    expect(container(result.spec, 'app')?.[field]).toEqual(rewritten);
+    const kind = field.replace('Probe', '') as 'liveness';
+    expect(result.table).toEqual({ [kind]: { app: entry } });
+    // What serve runs is what inject wrote.
+    expect(parseProbeTable(result.table)[kind].get('app')).toBeDefined();
+    const env = container(result.spec, COMPANION_NAME)?.env?.find((e) => e.name === PROBES_ENV);
+    expect(JSON.parse(env?.value ?? '')).toEqual(result.table);
+  });
+});
+
+describe('probes that are left as they are', () => {
+  it.each<{ name: string; probe: Probe; warning?: string }>([
+    { name: 'exec', probe: { exec: { command: ['true'] } } },
+    { name: 'no handler at all', probe: { periodSeconds: 5 } },
+    {
+      name: 'httpGet with a host',
+      probe: { httpGet: { host: '10.0.0.1', port: 80 } },
+      warning:
+        'Pod/test: container "app" livenessProbe: httpGet.host is "10.0.0.1", so kubelet dials that host rather than the pod; the probe is left unchanged',
+    },
+    {
+      name: 'tcpSocket with a host',
+      probe: { tcpSocket: { host: 'db.internal', port: 5432 } },
+      warning:
+        'Pod/test: container "app" livenessProbe: tcpSocket.host is "db.internal", so kubelet dials that host rather than the pod; the probe is left unchanged',
+    },
+    {
+      name: 'unresolvable named port',
+      probe: { httpGet: { path: '/', port: 'metrics' } },
+      warning: `Pod/test: container "app" livenessProbe: port "metrics" is none of the container's port names; the probe is left unchanged`,
+    },
+    {
+      name: 'already ours (HTTP)',
+      probe: { httpGet: { path: '/osm-liveness-probe/app', port: 15901, scheme: 'HTTP' } },
+    },
+    {
+      name: "osm-edge's Original-Http-Port convention",
+      probe: {
+        httpGet: {
+          path: '/osm-healthcheck',
+          port: 15904,
+          httpHeaders: [
+            { name: 'Original-Http-Port', value: '8080' },
+            { name: 'Original-Http-Path', value: '/live' },
+          ],
+        },
+      },
+    },
+    {
+      name: "osm-edge's Original-Tcp-Port convention",
+      probe: {
+        httpGet: {
+          path: '/osm-healthcheck',
+          port: 15904,
+          httpHeaders: [{ name: 'Original-Tcp-Port', value: '8080' }],
+        },
+      },
+    },
+    { name: 'grpc already on a companion port', probe: { grpc: { port: 15903 } } },
+  ])('$name', ({ probe, warning }) => {
+    const spec = pod({ name: 'app', ports, livenessProbe: probe });
+    const result = rewrite(spec);
+    expect(result).toEqual({
+      spec,
+      table: {},
+      warnings: warning === undefined ? [] : [warning],
+      changed: false,
+    });
+    expect(result.spec).not.toBe(spec);
+  });
+});
+
+describe('the pod around the probes', () => {
+  const app = { name: 'app', image: 'app:1', livenessProbe: { httpGet: { path: '/live', port: 8080 } } };
+
+  it('never mutates its input (deep-frozen) and returns a new spec', () => {
+    const spec = pod(app);
+    const before = structuredClone(spec);
+    const result = rewrite(spec);
+    expect(spec).toEqual(before);
+    expect(result.spec.containers?.[0]).not.toBe(spec.containers?.[0]);
+  });
+
+  it('adds the init container first and the companion last, keeping the spec key order', () => {
+    const spec = deepFreeze({ restartPolicy: 'Always', containers: [app], volumes: [] });
+    const result = rewrite(spec);
+    expect(Object.keys(result.spec)).toEqual(['restartPolicy', 'initContainers', 'containers', 'volumes']);
+    expect(result.spec.initContainers?.map((c) => c.name)).toEqual([INIT_NAME]);
+    expect(result.spec.containers?.map((c) => c.name)).toEqual(['app', COMPANION_NAME]);
+    const companion = container(result.spec, COMPANION_NAME);
+    expect(companion).toMatchObject({
+      image: DEFAULT_IMAGE,
+      args: ['serve'],
+      securityContext: {
+        runAsNonRoot: true,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+      },
+      env: [{ name: PROBES_ENV }, { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+      startupProbe: { httpGet: { path: '/healthz', port: 15904 } },
+      livenessProbe: { httpGet: { path: '/healthz', port: 15904 } },
+    });
+    expect(companion?.restartPolicy).toBeUndefined();
+    expect(companion?.ports?.map((p) => [p.name, p.containerPort])).toEqual([
+      ['osm-hc-live', 15901],
+      ['osm-hc-ready', 15902],
+      ['osm-hc-startup', 15903],
+      ['osm-hc-health', 15904],
+    ]);
+    expect(companion?.ports?.every((p) => (p.name ?? '').length <= 15)).toBe(true);
+    expect(container(result.spec, INIT_NAME)).toMatchObject({
+      args: ['init'],
+      securityContext: { runAsUser: 0, capabilities: { add: ['NET_ADMIN', 'NET_RAW'], drop: ['ALL'] } },
+    });
+  });
+
+  it('with nativeSidecar: the companion is an init container with restartPolicy Always, after ours', () => {
+    const spec = deepFreeze({ initContainers: [{ name: 'migrate', image: 'm' }], containers: [app] });
+    const result = rewrite(spec, undefined, { image: 'reg.example/hc:2', nativeSidecar: true });
+    expect(result.spec.initContainers?.map((c) => c.name)).toEqual([INIT_NAME, COMPANION_NAME, 'migrate']);
+    expect(result.spec.containers?.map((c) => c.name)).toEqual(['app']);
+    expect(container(result.spec, COMPANION_NAME)).toMatchObject({
+      image: 'reg.example/hc:2',
+      restartPolicy: 'Always',
+    });
+    expect(container(result.spec, INIT_NAME)?.image).toBe('reg.example/hc:2');
+  });
+
+  it('probes of a native sidecar are rewritten and make the companion native; plain init containers are not probed', () => {
+    const spec = deepFreeze({
+      initContainers: [
+        { name: 'setup', image: 's', livenessProbe: { httpGet: { port: 1 } } },
+        { name: 'proxy', image: 'p', restartPolicy: 'Always', startupProbe: { tcpSocket: { port: 15000 } } },
+      ],
+      containers: [{ name: 'app', image: 'a' }],
+    });
+    const result = rewrite(spec);
+    expect(result.table).toEqual({ startup: { proxy: { tcpSocket: { port: 15000 }, timeoutSeconds: 1 } } });
+    expect(result.spec.initContainers?.map((c) => c.name)).toEqual([
+      INIT_NAME,
+      COMPANION_NAME,
+      'setup',
+      'proxy',
+    ]);
+    expect(result.warnings).toEqual([
+      'Pod/test: native sidecar "proxy" has probes answered by the companion, so the companion runs as a native sidecar too',
+    ]);
+  });
+
+  it('the opt-out annotation leaves the pod alone', () => {
+    const spec = pod(app);
+    const result = rewrite(spec, { 'osm-healthcheck/rewrite-probes': 'false' });
+    expect(result).toEqual({ spec, table: {}, warnings: [], changed: false });
+    expect(rewrite(spec, { 'osm-healthcheck/rewrite-probes': 'true' }).changed).toBe(true);
+  });
+
+  it('two containers with the same probe kind get one path each, in pod order', () => {
+    const result = rewrite(pod({ ...app, name: 'b' }, { ...app, name: 'a' }));
+    expect(Object.keys(result.table.liveness ?? {})).toEqual(['b', 'a']);
+    expect(container(result.spec, 'a')?.livenessProbe?.httpGet?.path).toBe('/osm-liveness-probe/a');
+    expect(container(result.spec, 'b')?.livenessProbe?.httpGet?.path).toBe('/osm-liveness-probe/b');
+  });
+
+  it('is idempotent: rewriting the result again changes nothing', () => {
+    const once = rewrite(pod(app, { name: 'db', image: 'd', readinessProbe: { tcpSocket: { port: 5432 } } }));
+    const twice = rewrite(deepFreeze(once.spec));
+    expect(twice.changed).toBe(false);
+    expect(twice.spec).toEqual(once.spec);
+    expect(twice.table).toEqual(once.table);
+  });
+
+  it('a second inject keeps earlier entries, adds new probes, follows timeout changes and rebuilds the companion', () => {
+    const once = rewrite(pod(app)).spec;
+    const edited = structuredClone(once);
+    const appContainer = edited.containers?.[0] as Container;
+    appContainer.readinessProbe = { grpc: { port: 9090 } };
+    (appContainer.livenessProbe as Probe).timeoutSeconds = 4;
+    const result = rewrite(deepFreeze(edited), undefined, { image: 'hc:9', nativeSidecar: true });
+    expect(result.table).toEqual({
+      liveness: { app: { httpGet: { path: '/live', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 4 } },
+      readiness: { app: { grpc: { port: 9090 }, timeoutSeconds: 1 } },
+    });
+    expect(result.spec.containers?.map((c) => c.name)).toEqual(['app']);
+    expect(result.spec.initContainers?.map((c) => [c.name, c.image])).toEqual([
+      [INIT_NAME, 'hc:9'],
+      [COMPANION_NAME, 'hc:9'],
+    ]);
+  });
+
+  it('a workload with no probes is unchanged and gets no companion', () => {
+    const spec = pod({ name: 'app', image: 'a' });
+    expect(rewrite(spec)).toEqual({ spec, table: {}, warnings: [], changed: false });
+  });
+});
+
+describe('invalid pod specs', () => {
+  it.each<{ name: string; spec: unknown; path: (string | number)[]; problem: RegExp }>([
+    { name: 'not an object', spec: [], path: [], problem: /pod spec must be an object, got an array/ },
+    {
+      name: 'no containers',
+      spec: {},
+      path: ['containers'],
+      problem: /must be a list of containers, got nothing/,
+    },
+    {
+      name: 'a container without a name',
+      spec: { containers: [{ image: 'x' }] },
+      path: ['containers', 0],
+      problem: /container has no name/,
+    },
+    {
+      name: 'duplicate names across init containers and containers',
+      spec: { initContainers: [{ name: 'a' }], containers: [{ name: 'b' }, { name: 'a' }] },
+      path: ['containers', 1, 'name'],
+      problem: /duplicate container name "a" \(also initContainers\[0\]\)/,
+    },
+    {
+      name: 'a name that is no DNS label',
+      spec: { containers: [{ name: 'App_1' }] },
+      path: ['containers', 0, 'name'],
+      problem: /DNS-1123/,
+    },
+    {
+      name: 'a port out of range',
+      spec: { containers: [{ name: 'a', livenessProbe: { httpGet: { port: 0 } } }] },
+      path: ['containers', 0, 'livenessProbe', 'httpGet', 'port'],
+      problem: /must be an integer 1-65535, got 0/,
+    },
+    {
+      name: 'a named gRPC port',
+      spec: { containers: [{ name: 'a', livenessProbe: { grpc: { port: 'grpc' } } }] },
+      path: ['containers', 0, 'livenessProbe', 'grpc', 'port'],
+      problem: /must be a port number, got "grpc"/,
+    },
+    {
+      name: 'two handlers',
+      spec: { containers: [{ name: 'a', readinessProbe: { exec: {}, tcpSocket: { port: 1 } } }] },
+      path: ['containers', 0, 'readinessProbe'],
+      problem: /exactly one handler, got tcpSocket and exec/,
+    },
+    {
+      name: 'a header the companion could not send',
+      spec: {
+        containers: [
+          { name: 'a', livenessProbe: { httpGet: { port: 1, httpHeaders: [{ name: 'a b', value: '' }] } } },
+        ],
+      },
+      path: ['containers', 0, 'livenessProbe', 'httpGet', 'httpHeaders', 0, 'name'],
+      problem: /must be an HTTP header name/,
+    },
+    {
+      name: 'a timeout below one second',
+      spec: { containers: [{ name: 'a', livenessProbe: { tcpSocket: { port: 1 }, timeoutSeconds: 0 } }] },
+      path: ['containers', 0, 'livenessProbe', 'timeoutSeconds'],
+      problem: /must be an integer >= 1, got 0/,
+    },
+    {
+      name: 'a named port pointing at a bad containerPort',
+      spec: {
+        containers: [
+          {
+            name: 'a',
+            ports: [{ name: 'p', containerPort: 'x' }],
+            livenessProbe: { tcpSocket: { port: 'p' } },
+          },
+        ],
+      },
+      path: ['containers', 0, 'ports', 0, 'containerPort'],
+      problem: /must be an integer 1-65535, got "x"/,
+    },
+    {
+      name: "an earlier companion's table that serve would refuse",
+      spec: {
+        containers: [
+          { name: 'a' },
+          { name: 'osm-healthcheck', env: [{ name: PROBES_ENV, value: '{"live":{}}' }] },
+        ],
+      },
+      path: ['containers', 1, 'env', 0, 'value'],
+      problem: /the companion's probe table is invalid: live: unknown probe kind/,
+    },
+  ])('$name', ({ spec, path, problem }) => {
+    const call = () => rewrite(deepFreeze(spec) as PodSpec);
+    expect(call).toThrow(ManifestError);
+    try {
+      call();
+    } catch (err) {
+      expect(err).toBeInstanceOf(HealthcheckError);
+      expect(err).toMatchObject({ code: 'OSM_HC_MANIFEST', resource: 'Pod/test', path });
+      expect((err as ManifestError).problem).toMatch(problem);
+    }
+  });
+});

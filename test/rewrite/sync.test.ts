@@ -1,0 +1,84 @@
+// syncNode: a YAML node brought in line with a value while everything unchanged stays byte for byte.
+
+import { describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
+import { syncNode } from '../../src/rewrite/sync.js';
+
+function sync(source: string, change: (value: Record<string, unknown>) => void): string {
+  const doc = parseDocument(source);
+  const value = doc.toJS() as Record<string, unknown>;
+  change(value);
+  const next = syncNode(doc, doc.contents, value);
+  if (next !== doc.contents) doc.contents = next as typeof doc.contents;
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+}
+
+describe('syncNode', () => {
+  it.each([
+    {
+      name: 'nothing changed: the text is kept, odd quoting and flow style included',
+      source: 'a: \'x\' # one\nb: {c: 1}\nd:\n  - "e"\n',
+      change: () => {},
+      expected: 'a: \'x\' # one\nb: {c: 1}\nd:\n  - "e"\n',
+    },
+    {
+      name: 'a renamed key keeps its place, the comment above it and its style',
+      source: 'probe:\n  a: 1\n  # the handler\n  grpc: {port: 1}\n  z: 2\n',
+      change: (v: Record<string, unknown>) => {
+        v.probe = { a: 1, httpGet: { port: 2 }, z: 2 };
+      },
+      expected: 'probe:\n  a: 1\n  # the handler\n  httpGet: {port: 2}\n  z: 2\n',
+    },
+    {
+      name: 'a new key goes after the key it follows in the value',
+      source: 'm:\n  a: 1 # keep\n  c: 3\n',
+      change: (v: Record<string, unknown>) => {
+        v.m = { a: 1, b: 2, c: 3 };
+      },
+      expected: 'm:\n  a: 1 # keep\n  b: 2\n  c: 3\n',
+    },
+    {
+      name: 'a new first key leaves the comment above the old first key where it was',
+      source: 'spec:\n  # the app\n  containers: []\n',
+      change: (v: Record<string, unknown>) => {
+        v.spec = { init: [], containers: [] };
+      },
+      expected: 'spec:\n  init: []\n  # the app\n  containers: []\n',
+    },
+    {
+      name: 'named list items are matched by name, so an insert in front keeps their comments',
+      source: 'l:\n  - name: a # first\n    v: 1\n  - name: b\n',
+      change: (v: Record<string, unknown>) => {
+        v.l = [{ name: 'new' }, { name: 'a', v: 2 }, { name: 'b' }];
+      },
+      expected: 'l:\n  - name: new\n  - name: a # first\n    v: 2\n  - name: b\n',
+    },
+    {
+      name: 'a scalar changing type loses its quotes, a string keeps them',
+      source: 'a: "1"\nb: "x"\n',
+      change: (v: Record<string, unknown>) => {
+        v.a = 1;
+        v.b = 'y';
+      },
+      expected: 'a: 1\nb: "y"\n',
+    },
+    {
+      name: 'a flow map stays a flow map',
+      source: 'h: {path: /a, port: 1}\n',
+      change: (v: Record<string, unknown>) => {
+        v.h = { path: '/b', port: 2, scheme: 'HTTP' };
+      },
+      expected: 'h: {path: /b, port: 2, scheme: HTTP}\n',
+    },
+    {
+      name: 'removed keys go, the rest stay',
+      source: 'a: 1 # a\nb: 2\nc: 3 # c\n',
+      change: (v: Record<string, unknown>) => {
+        delete v.b;
+      },
+      expected: 'a: 1 # a\nc: 3 # c\n',
+    },
+  ])('$name', ({ source, change, expected }) => {
+    expect(sync(source, change)).toBe(expected);
+  });
+});
