@@ -44,3 +44,9 @@ export const DEFAULT_USER_AGENT = 'kube-probe/1.30';
 /** Probe table env var and the annotation that opts a workload out of the rewrite. */
 export const PROBES_ENV = 'OSM_HEALTHCHECK_PROBES';
 export const OPT_OUT_ANNOTATION = 'osm-healthcheck/rewrite-probes';
+
+/**
+ * The companion's user: non-root, and distinct from the mesh proxy's (osm-edge 1500, Istio 1337). inject runs the
+ * companion as this user and init lets this user's connections to the app past the mesh's outbound redirect.
+ */
+export const COMPANION_UID = 65532;

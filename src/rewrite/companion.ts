@@ -1,16 +1,20 @@
 // The two containers inject adds: the companion (`serve`) and the init step (`init`), built from the table.
 
 import pkg from '../../package.json' with { type: 'json' };
-import { DEFAULT_PORTS, HEALTHZ_PATH, LISTENER_ROLES, type ListenerRole, PROBES_ENV } from '../scheme.js';
+import {
+  COMPANION_UID,
+  DEFAULT_PORTS,
+  HEALTHZ_PATH,
+  LISTENER_ROLES,
+  type ListenerRole,
+  PROBES_ENV,
+} from '../scheme.js';
 import type { ProbeTableDocument } from '../table/types.js';
 import type { Container } from './types.js';
 
 export const COMPANION_NAME = 'osm-healthcheck';
 export const INIT_NAME = 'osm-healthcheck-init';
 export const DEFAULT_IMAGE = `osm-healthcheck:${pkg.version}`;
-
-/** The companion's user: non-root, and distinct from the mesh proxy's (osm-edge 1500, Istio 1337). */
-export const COMPANION_UID = 65532;
 
 /** Sized for the companion's idle and probe-flood footprint; the benchmark is the place to revisit them. */
 export const COMPANION_RESOURCES = {
