@@ -1,7 +1,8 @@
 #!/bin/sh
 # osm-healthcheck init: ACCEPT TCP to the companion's ports at the top of nat PREROUTING, so kubelet's probes
-# stop before the mesh's REDIRECT whichever init container ran first (DESIGN.md §6). Run by
-# `osm-healthcheck init` (src/init/script.ts); usable on its own. Needs only sh and the iptables binaries.
+# stop before the mesh's REDIRECT whichever init container ran first (DESIGN.md §6), and the companion's own
+# TCP to the pod's addresses at the top of nat OUTPUT, so its probes reach the app, not the mesh's outbound
+# listener. Run by `osm-healthcheck init` (src/init/script.ts); usable on its own. Needs only sh and iptables.
 # shellcheck source-path=SCRIPTDIR
 set -eu
 
@@ -10,14 +11,16 @@ case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
 . "$here/rules.sh"
 
 usage() {
-  printf '%s\n' 'Usage: osm-healthcheck-init.sh [--ports LIST] [--dry-run] [--cleanup] [--ipv6 auto|on|off]
-                               [--backend auto|nft|legacy]
-  --ports LIST    TCP ports that bypass the mesh, e.g. 15901-15904,16000 (default 15901-15904)
+  printf '%s\n' "Usage: osm-healthcheck-init.sh [--ports LIST] [--uid N] [--dry-run] [--cleanup]
+                               [--ipv6 auto|on|off] [--backend auto|nft|legacy]
+  --ports LIST    inbound TCP ports that bypass the mesh, e.g. 15901-15904,16000 (default 15901-15904)
+  --uid N         the companion's user: its TCP to the pod's own addresses (pod IP, loopback) bypasses the
+                  mesh's outbound redirect, so its probes reach the app (default $OSM_HC_DEFAULT_UID)
   --dry-run       print the iptables-restore input per family instead of applying it
-  --cleanup       remove our chain and its jump instead of installing them
+  --cleanup       remove our chains and their jumps instead of installing them
   --ipv6 MODE     auto (default): also IPv6 when the pod has a global IPv6 address; on; off
   --backend NAME  auto (default): the backend holding more rules, nft on a tie; nft; legacy
-Exit status: 0 done, 1 failed (no rule of the failing family changed), 2 bad usage.'
+Exit status: 0 done, 1 failed (no rule of the failing family changed), 2 bad usage."
 }
 
 note() { printf 'osm-healthcheck-init: %s\n' "$*" >&2; }
@@ -33,15 +36,16 @@ first_line() { printf '%s' "${1%%"$nl"*}"; }
 nl='
 '
 
-ports=15901-15904 ipv6=auto backend=auto dry_run=0 cleanup=0
+ports=15901-15904 uid=$OSM_HC_DEFAULT_UID ipv6=auto backend=auto dry_run=0 cleanup=0
 while [ $# -gt 0 ]; do
   case $1 in
-    --ports | --ipv6 | --backend)
+    --ports | --uid | --ipv6 | --backend)
       [ $# -ge 2 ] || usage_error "$1 needs a value"
-      case $1 in --ports) ports=$2 ;; --ipv6) ipv6=$2 ;; --backend) backend=$2 ;; esac
+      case $1 in --ports) ports=$2 ;; --uid) uid=$2 ;; --ipv6) ipv6=$2 ;; --backend) backend=$2 ;; esac
       shift
       ;;
     --ports=*) ports=${1#*=} ;;
+    --uid=*) uid=${1#*=} ;;
     --ipv6=*) ipv6=${1#*=} ;;
     --backend=*) backend=${1#*=} ;;
     --dry-run) dry_run=1 ;;
@@ -55,6 +59,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 specs=$(port_specs "$ports") || usage_error "--ports: \"$specs\" is not a port 1-65535 or a range like 15901-15904"
+is_uid "$uid" ||
+  usage_error "--uid must be a non-root user id 1-4294967294 (the companion's runAsUser), got \"$uid\""
 case $ipv6 in auto | on | off) ;; *) usage_error "--ipv6 must be auto, on or off, got \"$ipv6\"" ;; esac
 case $backend in auto | nft | legacy) ;; *) usage_error "--backend must be auto, nft or legacy, got \"$backend\"" ;; esac
 
@@ -169,12 +175,11 @@ done
 plan_and_apply() {
   saved=$("$2-save" 2>/dev/null) || die "$1: cannot read the ruleset with $2-save"
   jumps=$(printf '%s\n' "$saved" | our_jumps)
-  has_chain=0
-  if printf '%s\n' "$saved" | has_our_chain; then has_chain=1; fi
+  chains=$(printf '%s\n' "$saved" | our_chains)
   if [ "$cleanup" = 1 ]; then
-    input=$(render_cleanup "$has_chain" "$jumps")
+    input=$(render_cleanup "$chains" "$jumps")
   else
-    input=$(render_apply "$specs" "$jumps")
+    input=$(render_apply "$specs" "$uid" "$jumps")
   fi
   if [ "$dry_run" = 1 ]; then
     if [ -z "$input" ]; then echo "# $1: nothing to remove ($2)"; else printf '# %s: %s\n%s\n' "$1" "$2-restore --noflush" "$input"; fi
@@ -192,9 +197,13 @@ plan_and_apply() {
     die "$1: $2-restore refused the transaction, no $1 rule changed: $hint$(first_line "$err")"
   fi
   if [ "$cleanup" = 1 ]; then
-    echo "$1: removed chain $OSM_HC_CHAIN and its PREROUTING jump ($2)"
+    names=
+    for chain in $chains; do names="${names:+$names, }$chain"; done
+    echo "$1: removed ${names:+nat chains $names and }our jumps ($2)"
   else
     echo "$1: TCP to $ports bypasses the mesh (nat chain $OSM_HC_CHAIN, PREROUTING rule 1, $2)"
+    echo "$1: TCP from uid $uid to the pod's own addresses bypasses the mesh" \
+      "(nat chain $OSM_HC_OUTPUT_CHAIN, OUTPUT rule 1, $2)"
   fi
 }
 

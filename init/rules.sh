@@ -2,14 +2,29 @@
 # Pure helpers of osm-healthcheck-init.sh: port specs, backend choice, reading a ruleset, rendering the
 # iptables-restore input. Output on stdout only, no iptables calls, so test/init calls each one directly.
 
+# Inbound: kubelet -> the companion's ports, jumped from nat PREROUTING.
 OSM_HC_CHAIN=OSM_HEALTHCHECK
-# Only TCP needs the bypass: kubelet's probes are TCP, and meshes intercept TCP only.
+# Outbound: the companion -> the app at the pod's own addresses, jumped from nat OUTPUT. Locally generated
+# connections never pass PREROUTING, and every mesh REDIRECTs them to its outbound listener from OUTPUT.
+OSM_HC_OUTPUT_CHAIN=OSM_HEALTHCHECK_OUTPUT
+# Only TCP needs the bypass: kubelet's and the companion's probes are TCP, and meshes intercept TCP only.
 OSM_HC_JUMP="-p tcp -j $OSM_HC_CHAIN"
+OSM_HC_OUTPUT_JUMP="-p tcp -j $OSM_HC_OUTPUT_CHAIN"
+# The companion's runAsUser: COMPANION_UID in src/scheme.ts (test/init/rules.test.ts keeps the two equal).
+# shellcheck disable=SC2034 # used by osm-healthcheck-init.sh
+OSM_HC_DEFAULT_UID=65532
 
 # is_port TEXT: a decimal port 1-65535 without sign or leading zero (sh arithmetic reads 010 as octal).
 is_port() {
   case $1 in '' | 0* | *[!0-9]*) return 1 ;; esac
   [ "${#1}" -le 5 ] && [ "$1" -le 65535 ]
+}
+
+# is_uid TEXT: a decimal user id 1-4294967294 without sign or leading zero. Not root: exempting uid 0 would
+# exempt every root process in the pod. Not 4294967295, which is (uid_t)-1.
+is_uid() {
+  case $1 in '' | 0* | *[!0-9]*) return 1 ;; esac
+  [ "${#1}" -le 10 ] && [ "$1" -le 4294967294 ]
 }
 
 # port_specs LIST: "15901-15904,16000" -> "15901:15904 16000" (iptables --dport values). On a bad item,
@@ -61,57 +76,72 @@ count_rules() (
   echo "$n"
 )
 
-# our_jumps < SAVE_OUTPUT: the nat PREROUTING rules that jump to our chain, as iptables-save prints them.
+# our_jumps < SAVE_OUTPUT: the nat rules that jump to our chains (PREROUTING to OSM_HEALTHCHECK, OUTPUT to
+# OSM_HEALTHCHECK_OUTPUT), as iptables-save prints them.
 our_jumps() (
   table=
   while IFS= read -r line; do
     case $line in
       \**) table=${line#\*} ;;
-      "-A PREROUTING "*"-j $OSM_HC_CHAIN") if [ "$table" = nat ]; then printf '%s\n' "$line"; fi ;;
+      "-A PREROUTING "*"-j $OSM_HC_CHAIN" | "-A OUTPUT "*"-j $OSM_HC_OUTPUT_CHAIN")
+        if [ "$table" = nat ]; then printf '%s\n' "$line"; fi
+        ;;
     esac
   done
 )
 
-# has_our_chain < SAVE_OUTPUT: whether the nat table has our chain.
-has_our_chain() (
+# our_chains < SAVE_OUTPUT: which of our chains the nat table has, one name a line.
+our_chains() (
   table=
   while IFS= read -r line; do
     case $line in
       \**) table=${line#\*} ;;
-      ":$OSM_HC_CHAIN "*) if [ "$table" = nat ]; then return 0; fi ;;
+      ":$OSM_HC_CHAIN "* | ":$OSM_HC_OUTPUT_CHAIN "*)
+        if [ "$table" = nat ]; then
+          chain=${line%% *}
+          printf '%s\n' "${chain#:}"
+        fi
+        ;;
     esac
   done
-  return 1
 )
 
-# render_apply "SPECS" "JUMPS": iptables-restore --noflush input that (re)installs our chain with one ACCEPT
-# per port spec and moves its jump to the top of PREROUTING, whatever the mesh put there. Declaring an existing
-# chain flushes it (both backends), and the old jumps are deleted in the same transaction, so a re-run
-# replaces rather than duplicates.
+# render_apply "SPECS" UID "JUMPS": iptables-restore --noflush input that (re)installs our two chains and
+# moves their jumps to the top of PREROUTING and OUTPUT, whatever the mesh put there:
+# - inbound, one ACCEPT per port spec;
+# - outbound, one ACCEPT for TCP that UID sends through lo, the route of every connection to the pod's own
+#   addresses (pod IP, 127.0.0.1, ::1), which is all the companion dials. Its TCP to anywhere else still goes
+#   to the proxy, and an app sharing the UID gains no more than Istio and osm-edge already give every
+#   non-proxy user ("-o lo -m owner ! --uid-owner <proxy> -j RETURN", istio-iptables capture/run.go).
+# Declaring an existing chain flushes it (both backends), and the old jumps are deleted in the same
+# transaction, so a re-run replaces rather than duplicates.
 render_apply() (
   echo '*nat'
   echo ":$OSM_HC_CHAIN - [0:0]"
+  echo ":$OSM_HC_OUTPUT_CHAIN - [0:0]"
   for spec in $1; do
     echo "-A $OSM_HC_CHAIN -p tcp -m tcp --dport $spec -j ACCEPT"
   done
-  render_deletes "$2"
+  echo "-A $OSM_HC_OUTPUT_CHAIN -o lo -p tcp -m owner --uid-owner $2 -j ACCEPT"
+  render_deletes "$3"
   echo "-I PREROUTING 1 $OSM_HC_JUMP"
+  echo "-I OUTPUT 1 $OSM_HC_OUTPUT_JUMP"
   echo 'COMMIT'
 )
 
-# render_cleanup HAS_CHAIN "JUMPS": input that removes our jumps and chain, or nothing when neither exists.
+# render_cleanup "CHAINS" "JUMPS": input that removes our jumps, then our chains; nothing when there are none.
 render_cleanup() (
-  if [ "$1" != 1 ] && [ -z "$2" ]; then return 0; fi
+  if [ -z "$1" ] && [ -z "$2" ]; then return 0; fi
   echo '*nat'
   render_deletes "$2"
-  if [ "$1" = 1 ]; then
-    echo "-F $OSM_HC_CHAIN"
-    echo "-X $OSM_HC_CHAIN"
-  fi
+  for chain in $1; do
+    echo "-F $chain"
+    echo "-X $chain"
+  done
   echo 'COMMIT'
 )
 
-# render_deletes "JUMPS": each saved "-A PREROUTING ..." line as the "-D PREROUTING ..." that removes it.
+# render_deletes "JUMPS": each saved "-A CHAIN ..." line as the "-D CHAIN ..." that removes it.
 render_deletes() {
   printf '%s\n' "$1" | while IFS= read -r jump; do
     if [ -n "$jump" ]; then printf '%s\n' "-D${jump#-A}"; fi

@@ -3,6 +3,7 @@
 
 import { parseFlags } from '../commands/command.js';
 import { describeValue, UsageError } from '../errors.js';
+import { COMPANION_UID } from '../scheme.js';
 import { DEFAULT_INIT_PORTS, formatPortRanges, type PortRange, parsePortRanges } from './ports.js';
 
 export const IPV6_MODES = ['auto', 'on', 'off'] as const;
@@ -13,6 +14,8 @@ export type Backend = (typeof BACKENDS)[number];
 
 export interface InitOptions {
   ports: readonly PortRange[];
+  /** The companion's user: its TCP to the pod's own addresses skips the mesh's outbound redirect. */
+  uid: number;
   dryRun: boolean;
   cleanup: boolean;
   ipv6: Ipv6Mode;
@@ -30,9 +33,26 @@ function oneOf<T extends string>(
   throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got ${describeValue(value)}`);
 }
 
+/** (uid_t)-1 means "no change" to the kernel, so the largest real user id is one less. */
+const MAX_UID = 4_294_967_294;
+
+/**
+ * A non-root user id, as init/rules.sh's is_uid accepts it. Root is refused: exempting uid 0 would let every
+ * root process in the pod (often the app itself) skip the mesh for connections to the pod.
+ */
+export function parseUid(text: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(text) || Number(text) > MAX_UID) {
+    throw new UsageError(
+      `--uid must be a non-root user id 1-${MAX_UID} (the companion's runAsUser), got ${describeValue(text)}`,
+    );
+  }
+  return Number(text);
+}
+
 export function parseInitOptions(argv: readonly string[]): InitOptions {
   const { values, positionals } = parseFlags('init', argv, {
     ports: { type: 'string' },
+    uid: { type: 'string' },
     'dry-run': { type: 'boolean' },
     cleanup: { type: 'boolean' },
     ipv6: { type: 'string' },
@@ -43,6 +63,7 @@ export function parseInitOptions(argv: readonly string[]): InitOptions {
   }
   return {
     ports: values.ports === undefined ? DEFAULT_INIT_PORTS : parsePortRanges(values.ports),
+    uid: values.uid === undefined ? COMPANION_UID : parseUid(values.uid),
     dryRun: values['dry-run'] === true,
     cleanup: values.cleanup === true,
     ipv6: oneOf('ipv6', IPV6_MODES, values.ipv6, 'auto'),
@@ -55,6 +76,8 @@ export function scriptArgs(options: InitOptions): string[] {
   return [
     '--ports',
     formatPortRanges(options.ports),
+    '--uid',
+    `${options.uid}`,
     '--ipv6',
     options.ipv6,
     '--backend',

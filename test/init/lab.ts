@@ -1,6 +1,7 @@
 // A "node" and a "pod" network namespace joined by a veth pair, addresses only inside them. In the pod: a fake
 // proxy answering PROXY, a stand-in companion answering COMPANION on 15901-15904, and the mesh's interception as
-// osm-edge's init container writes it. close() kills the listeners and deletes both namespaces.
+// osm-edge's init container writes it; for the outbound side, an app answering APP and a fake outbound
+// listener answering OUTBOUND. close() kills the listeners and deletes both namespaces.
 
 import { execa, type ResultPromise } from 'execa';
 
@@ -8,10 +9,16 @@ export type Backend = 'nft' | 'legacy';
 
 export const IS_ROOT = process.getuid?.() === 0;
 export const POD = { v4: '10.251.0.2', v6: 'fd00:251::2' } as const;
-const NODE = { v4: '10.251.0.1', v6: 'fd00:251::1' } as const;
+export const NODE = { v4: '10.251.0.1', v6: 'fd00:251::1' } as const;
 /** osm-edge's inbound listener port (PROXY_INBOUND_PORT), where the mesh redirects every inbound connection. */
 export const PROXY_PORT = 15003;
 export const COMPANION_PORTS = [15901, 15902, 15903, 15904] as const;
+/** osm-edge's outbound listener port (SidecarOutboundListenerPort): where the pod's own connections go. */
+export const OUTBOUND_PORT = 15001;
+/** The app the companion probes, listening on every pod address. */
+export const APP_PORT = 8080;
+/** osm-edge's proxy user (SidecarUID): the one user the mesh's outbound redirect exempts. */
+export const PROXY_UID = 1500;
 
 /** Loud, never silent: a suite that cannot run here says so in the output. */
 export function warnUnlessRoot(suite: string): void {
@@ -32,6 +39,23 @@ const MESH_RULES = [
   '-t nat -A PROXY_INBOUND -p tcp --dport 15010 -j RETURN',
   '-t nat -A PROXY_INBOUND -p tcp -j PROXY_IN_REDIRECT',
 ];
+
+// The outbound half, as OSM's pkg/injector/iptables.go wrote it before it added "-o lo" exemptions:
+// everything the pod dials goes to the proxy except the proxy's own connections and 127.0.0.1, so a
+// connection to the pod's own IP does too. IPv6 gets ::1 where IPv4 has 127.0.0.1, as Istio's rules do.
+function meshOutputRules(tool: 'iptables' | 'ip6tables'): string[] {
+  const loopback = tool === 'iptables' ? '127.0.0.1/32' : '::1/128';
+  return [
+    '-t nat -N PROXY_OUTPUT',
+    '-t nat -N PROXY_REDIRECT',
+    `-t nat -A PROXY_REDIRECT -p tcp -j REDIRECT --to-port ${OUTBOUND_PORT}`,
+    '-t nat -A PROXY_REDIRECT -p tcp --dport 15000 -j ACCEPT',
+    '-t nat -A OUTPUT -p tcp -j PROXY_OUTPUT',
+    `-t nat -A PROXY_OUTPUT -m owner --uid-owner ${PROXY_UID} -j RETURN`,
+    `-t nat -A PROXY_OUTPUT -d ${loopback} -j RETURN`,
+    '-t nat -A PROXY_OUTPUT -j PROXY_REDIRECT',
+  ];
+}
 
 const LISTENERS = `
 const net = require('node:net');
@@ -95,7 +119,7 @@ export async function backendWorks(backend: Backend): Promise<boolean> {
 }
 
 export class Lab {
-  private listeners: ResultPromise | undefined;
+  private readonly listeners: ResultPromise[] = [];
 
   private constructor(
     readonly node: string,
@@ -151,7 +175,21 @@ export class Lab {
 
   /** The fake proxy and the stand-in companion, listening on all pod addresses (IPv4 and IPv6). */
   async startListeners(): Promise<void> {
-    const answers = [[PROXY_PORT, 'PROXY'], ...COMPANION_PORTS.map((port) => [port, 'COMPANION'])];
+    await this.listen([
+      [PROXY_PORT, 'PROXY'],
+      ...COMPANION_PORTS.map((port) => [port, 'COMPANION'] as const),
+    ]);
+  }
+
+  /** The app on APP_PORT and the mesh's fake outbound listener, on all pod addresses (IPv4 and IPv6). */
+  async startOutboundListeners(): Promise<void> {
+    await this.listen([
+      [APP_PORT, 'APP'],
+      [OUTBOUND_PORT, 'OUTBOUND'],
+    ]);
+  }
+
+  private async listen(answers: ReadonlyArray<readonly [number, string]>): Promise<void> {
     const child = execa(
       'ip',
       ['netns', 'exec', this.pod, process.execPath, '-e', LISTENERS, JSON.stringify(answers)],
@@ -160,7 +198,7 @@ export class Lab {
         stdin: 'ignore',
       },
     );
-    this.listeners = child;
+    this.listeners.push(child);
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => {
         if (chunk.toString().includes('ready')) resolve();
@@ -176,6 +214,14 @@ export class Lab {
     return JSON.parse(result.stdout) as string[];
   }
 
+  /** Connects from inside the pod as `uid`, as the companion probes the app, and returns what answered. */
+  async dialAs(uid: number, targets: ReadonlyArray<readonly [string, number]>): Promise<string[]> {
+    const drop = ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups'];
+    const result = await this.run(this.pod, [...drop, process.execPath, '-e', DIAL, JSON.stringify(targets)]);
+    if (result.exitCode !== 0) throw new Error(`dialing as uid ${uid} in the pod failed: ${result.stderr}`);
+    return JSON.parse(result.stdout) as string[];
+  }
+
   /** osm-edge's inbound interception, IPv4 and IPv6, written with `backend`'s iptables. */
   async installMesh(backend: Backend, ns = this.pod): Promise<void> {
     const commands = ['iptables', 'ip6tables'].flatMap((tool) =>
@@ -183,6 +229,15 @@ export class Lab {
     );
     const result = await this.run(ns, ['sh', '-ec', commands.join('\n')]);
     if (result.exitCode !== 0) throw new Error(`installing the mesh rules failed: ${result.stderr}`);
+  }
+
+  /** osm-edge's outbound interception (nat OUTPUT), IPv4 and IPv6, written with `backend`'s iptables. */
+  async installMeshOutbound(backend: Backend, ns = this.pod): Promise<void> {
+    const commands = (['iptables', 'ip6tables'] as const).flatMap((tool) =>
+      meshOutputRules(tool).map((rule) => `${tool}-${backend} ${rule}`),
+    );
+    const result = await this.run(ns, ['sh', '-ec', commands.join('\n')]);
+    if (result.exitCode !== 0) throw new Error(`installing the outbound mesh rules failed: ${result.stderr}`);
   }
 
   /** Every ruleset in the pod (both families, both backends), normalised. */
@@ -201,12 +256,16 @@ export class Lab {
     return parts.join('\n');
   }
 
-  /** The ruleset a pod has with the mesh's rules alone: installed in a scratch namespace, read, deleted. */
-  async meshOnlyRuleset(backend: Backend): Promise<string> {
+  /**
+   * The ruleset a pod has with the mesh's rules alone (with `outbound`, its outbound ones too): installed in
+   * a scratch namespace, read, deleted.
+   */
+  async meshOnlyRuleset(backend: Backend, outbound = false): Promise<string> {
     const scratch = `${this.pod}-ref`;
     await ip('netns', 'add', scratch);
     try {
       await this.installMesh(backend, scratch);
+      if (outbound) await this.installMeshOutbound(backend, scratch);
       return await this.ruleset(scratch);
     } finally {
       await execa('ip', ['netns', 'del', scratch], { reject: false });
@@ -214,9 +273,9 @@ export class Lab {
   }
 
   async close(): Promise<void> {
-    if (this.listeners !== undefined) {
-      this.listeners.kill('SIGKILL');
-      await this.listeners;
+    for (const child of this.listeners.splice(0)) {
+      child.kill('SIGKILL');
+      await child;
     }
     for (const ns of [this.node, this.pod]) await execa('ip', ['netns', 'del', ns], { reject: false });
   }

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { parseInitOptions, scriptArgs } from '../../src/init/options.js';
 import { DEFAULT_INIT_PORTS, formatPortRanges, parsePortRanges } from '../../src/init/ports.js';
+import { COMPANION_UID } from '../../src/scheme.js';
 
 describe('parsePortRanges', () => {
   it.each([
@@ -52,9 +53,11 @@ describe('parsePortRanges', () => {
 });
 
 describe('parseInitOptions', () => {
-  it('defaults: the companion ports, auto everything, apply', () => {
+  // inject adds the init container with args ["init"] alone, so the defaults must fit the companion it adds.
+  it("defaults: the companion's ports and user, auto everything, apply", () => {
     expect(parseInitOptions([])).toEqual({
       ports: DEFAULT_INIT_PORTS,
+      uid: COMPANION_UID,
       dryRun: false,
       cleanup: false,
       ipv6: 'auto',
@@ -66,18 +69,18 @@ describe('parseInitOptions', () => {
   it.each([
     {
       name: 'every flag',
-      argv: ['--ports', '15902,15901', '--dry-run', '--cleanup', '--ipv6', 'on', '--backend', 'legacy'],
-      args: ['--ports', '15901-15902', '--ipv6', 'on', '--backend', 'legacy', '--dry-run', '--cleanup'],
+      argv: '--ports 15902,15901 --uid 1000 --dry-run --cleanup --ipv6 on --backend legacy'.split(' '),
+      args: '--ports 15901-15902 --uid 1000 --ipv6 on --backend legacy --dry-run --cleanup'.split(' '),
     },
     {
       name: '--flag=value form',
-      argv: ['--ports=16000', '--ipv6=off', '--backend=nft'],
-      args: ['--ports', '16000', '--ipv6', 'off', '--backend', 'nft'],
+      argv: ['--ports=16000', '--uid=4242', '--ipv6=off', '--backend=nft'],
+      args: ['--ports', '16000', '--uid', '4242', '--ipv6', 'off', '--backend', 'nft'],
     },
     {
       name: 'nothing given: every default spelled out for the script',
       argv: [],
-      args: ['--ports', '15901-15904', '--ipv6', 'auto', '--backend', 'auto'],
+      args: ['--ports', '15901-15904', '--uid', '65532', '--ipv6', 'auto', '--backend', 'auto'],
     },
   ])('$name', ({ argv, args }) => {
     expect(scriptArgs(parseInitOptions(argv))).toEqual(args);
@@ -95,6 +98,14 @@ describe('parseInitOptions', () => {
     { name: '--ports 70000', argv: ['--ports', '70000'], message: '70000 is not a port 1-65535' },
     { name: '--ports a-b', argv: ['--ports', 'a-b'], message: '"a-b" is not a port or a range' },
     { name: '--ports empty', argv: ['--ports='], message: '--ports is empty' },
+    {
+      name: '--uid 0 (root)',
+      argv: ['--uid', '0'],
+      message: `--uid must be a non-root user id 1-4294967294 (the companion's runAsUser), got "0"`,
+    },
+    { name: '--uid by name', argv: ['--uid=nobody'], message: '--uid must be a non-root user id' },
+    { name: '--uid too big', argv: ['--uid', '4294967295'], message: '--uid must be a non-root user id' },
+    { name: '--uid empty', argv: ['--uid='], message: 'got ""' },
     {
       name: '--ipv6 yes',
       argv: ['--ipv6', 'yes'],

@@ -113,6 +113,12 @@ describe.skipIf(!IS_ROOT)('init refuses, changing nothing', () => {
       line: '--ports is empty; expected ports or ranges like 15901-15904,16000 [OSM_HC_USAGE]',
     },
     {
+      name: '--uid 0 (root)',
+      args: ['--uid', '0'],
+      exit: 2,
+      line: `--uid must be a non-root user id 1-4294967294 (the companion's runAsUser), got "0" [OSM_HC_USAGE]`,
+    },
+    {
       name: 'unknown flag',
       args: ['--force'],
       exit: 2,

@@ -1,11 +1,13 @@
-// init/rules.sh, the pure half of the init script, called function by function through sh: port specs,
-// backend choice from rule counts, reading a saved ruleset, and the iptables-restore input it renders.
+// init/rules.sh, the pure half of the init script, called function by function through sh: port specs, user
+// ids, backend choice from rule counts, reading a saved ruleset, and the iptables-restore input it renders.
 
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
+import { parseUid } from '../../src/init/options.js';
 import { parsePortRanges } from '../../src/init/ports.js';
+import { COMPANION_UID } from '../../src/scheme.js';
 
 const RULES = fileURLToPath(new URL('../../init/rules.sh', import.meta.url));
 
@@ -46,6 +48,37 @@ describe('port_specs', () => {
   });
 });
 
+describe('is_uid', () => {
+  it.each(['1', '1000', '65532', '4294967294'])('accepts %s', async (uid) => {
+    expect((await call('is_uid', [uid])).ok).toBe(true);
+    expect(parseUid(uid)).toBe(Number(uid));
+  });
+
+  // Root would exempt every root process in the pod; 4294967295 is (uid_t)-1.
+  it.each(['0', '', '-1', '+5', '065532', '4294967295', '99999999999', 'nobody', '1.5', '65532 '])(
+    'refuses "%s", as the CLI does',
+    async (uid) => {
+      expect((await call('is_uid', [uid])).ok).toBe(false);
+      expect(() => parseUid(uid)).toThrow(UsageError);
+    },
+  );
+
+  // Checked before privileges or iptables, so this runs anywhere and can change nothing.
+  it('the script refuses a bad --uid itself, as bad usage', async () => {
+    const script = fileURLToPath(new URL('../../init/osm-healthcheck-init.sh', import.meta.url));
+    const result = await execa('sh', [script, '--dry-run', '--uid', 'root'], { reject: false });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toBe(
+      `osm-healthcheck-init: --uid must be a non-root user id 1-4294967294 (the companion's runAsUser), got "root" (see --help)`,
+    );
+  });
+
+  it("the script's default is the companion's runAsUser (src/scheme.ts)", async () => {
+    const result = await execa('sh', ['-c', '. "$0" && echo "$OSM_HC_DEFAULT_UID"', RULES]);
+    expect(result.stdout).toBe(`${COMPANION_UID}`);
+  });
+});
+
 describe('choose_backend', () => {
   it.each([
     { name: 'no rules anywhere: nft, the default', legacy: 0, nft: 0, have: [1, 1], want: 'nft' },
@@ -73,38 +106,55 @@ COMMIT
 :PREROUTING ACCEPT [12:720]
 :INPUT ACCEPT [0:0]
 :OSM_HEALTHCHECK - [0:0]
+:OSM_HEALTHCHECK_OUTPUT - [0:0]
 :PROXY_INBOUND - [0:0]
+:PROXY_OUTPUT - [0:0]
 -A PREROUTING -p tcp -j OSM_HEALTHCHECK
 -A PREROUTING -p tcp -j PROXY_INBOUND
 -A PREROUTING -i eth0 -p tcp -j OSM_HEALTHCHECK
+-A OUTPUT -p tcp -j OSM_HEALTHCHECK_OUTPUT
+-A OUTPUT -p tcp -j PROXY_OUTPUT
+-A OUTPUT -p tcp -j OSM_HEALTHCHECK
 -A OSM_HEALTHCHECK -p tcp -m tcp --dport 15901:15904 -j ACCEPT
+-A OSM_HEALTHCHECK_OUTPUT -o lo -p tcp -m owner --uid-owner 65532 -j ACCEPT
 -A PROXY_INBOUND -p tcp -j REDIRECT --to-ports 15003
+-A PROXY_OUTPUT -p tcp -j REDIRECT --to-ports 15001
 COMMIT
 # Completed on Sun Nov 22 03:05:46 2026
 `;
 
 describe('reading a saved ruleset', () => {
   it.each([
-    { name: 'mixed tables', input: SAVED, want: '6' },
+    { name: 'mixed tables', input: SAVED, want: '11' },
     { name: 'empty', input: '', want: '0' },
     { name: 'chains only', input: '*nat\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n', want: '0' },
   ])('count_rules counts -A lines over all tables: $name', async ({ input, want }) => {
     expect((await call('count_rules', [], input)).out).toBe(want);
   });
 
-  it('our_jumps finds nat PREROUTING jumps to our chain only', async () => {
+  // Not the filter table's, and not a jump from OUTPUT to the inbound chain: only what we write.
+  it('our_jumps finds nat PREROUTING and OUTPUT jumps to our chains only', async () => {
     expect((await call('our_jumps', [], SAVED)).out).toBe(
-      '-A PREROUTING -p tcp -j OSM_HEALTHCHECK\n-A PREROUTING -i eth0 -p tcp -j OSM_HEALTHCHECK',
+      [
+        '-A PREROUTING -p tcp -j OSM_HEALTHCHECK',
+        '-A PREROUTING -i eth0 -p tcp -j OSM_HEALTHCHECK',
+        '-A OUTPUT -p tcp -j OSM_HEALTHCHECK_OUTPUT',
+      ].join('\n'),
     );
   });
 
   it.each([
-    { name: 'in nat', input: SAVED, ok: true },
-    { name: 'only in filter', input: '*filter\n:OSM_HEALTHCHECK - [0:0]\nCOMMIT\n', ok: false },
-    { name: 'a longer name', input: '*nat\n:OSM_HEALTHCHECK_X - [0:0]\nCOMMIT\n', ok: false },
-    { name: 'absent', input: '', ok: false },
-  ])('has_our_chain: $name', async ({ input, ok }) => {
-    expect((await call('has_our_chain', [], input)).ok).toBe(ok);
+    { name: 'both, in nat', input: SAVED, chains: 'OSM_HEALTHCHECK\nOSM_HEALTHCHECK_OUTPUT' },
+    {
+      name: 'the inbound one only (written before OSM_HEALTHCHECK_OUTPUT existed)',
+      input: '*nat\n:OSM_HEALTHCHECK - [0:0]\nCOMMIT\n',
+      chains: 'OSM_HEALTHCHECK',
+    },
+    { name: 'only in filter', input: '*filter\n:OSM_HEALTHCHECK - [0:0]\nCOMMIT\n', chains: '' },
+    { name: 'a longer name', input: '*nat\n:OSM_HEALTHCHECK_X - [0:0]\nCOMMIT\n', chains: '' },
+    { name: 'absent', input: '', chains: '' },
+  ])('our_chains: $name', async ({ input, chains }) => {
+    expect(await call('our_chains', [], input)).toEqual({ ok: true, out: chains });
   });
 
   it.each([
@@ -122,57 +172,91 @@ describe('rendered iptables-restore input', () => {
   // family, so IPv4 and IPv6 get identical rules.
   it.each([
     {
-      name: 'first run: chain, one ACCEPT per spec, jump inserted at the top',
+      name: 'first run: both chains, one ACCEPT per spec, the uid through lo, jumps inserted at the top',
       specs: '15901:15904 16000',
+      uid: '65532',
       jumps: '',
       want: [
         '*nat',
         ':OSM_HEALTHCHECK - [0:0]',
+        ':OSM_HEALTHCHECK_OUTPUT - [0:0]',
         '-A OSM_HEALTHCHECK -p tcp -m tcp --dport 15901:15904 -j ACCEPT',
         '-A OSM_HEALTHCHECK -p tcp -m tcp --dport 16000 -j ACCEPT',
+        '-A OSM_HEALTHCHECK_OUTPUT -o lo -p tcp -m owner --uid-owner 65532 -j ACCEPT',
         '-I PREROUTING 1 -p tcp -j OSM_HEALTHCHECK',
+        '-I OUTPUT 1 -p tcp -j OSM_HEALTHCHECK_OUTPUT',
         'COMMIT',
       ],
     },
     {
-      name: 're-run: old jumps deleted in the same transaction, chain redeclared (flushed)',
+      name: 're-run: old jumps deleted in the same transaction, chains redeclared (flushed)',
       specs: '15901:15904',
-      jumps: '-A PREROUTING -p tcp -j OSM_HEALTHCHECK\n-A PREROUTING -i eth0 -p tcp -j OSM_HEALTHCHECK',
+      uid: '4242',
+      jumps: [
+        '-A PREROUTING -p tcp -j OSM_HEALTHCHECK',
+        '-A PREROUTING -i eth0 -p tcp -j OSM_HEALTHCHECK',
+        '-A OUTPUT -p tcp -j OSM_HEALTHCHECK_OUTPUT',
+      ].join('\n'),
       want: [
         '*nat',
         ':OSM_HEALTHCHECK - [0:0]',
+        ':OSM_HEALTHCHECK_OUTPUT - [0:0]',
         '-A OSM_HEALTHCHECK -p tcp -m tcp --dport 15901:15904 -j ACCEPT',
+        '-A OSM_HEALTHCHECK_OUTPUT -o lo -p tcp -m owner --uid-owner 4242 -j ACCEPT',
         '-D PREROUTING -p tcp -j OSM_HEALTHCHECK',
         '-D PREROUTING -i eth0 -p tcp -j OSM_HEALTHCHECK',
+        '-D OUTPUT -p tcp -j OSM_HEALTHCHECK_OUTPUT',
         '-I PREROUTING 1 -p tcp -j OSM_HEALTHCHECK',
+        '-I OUTPUT 1 -p tcp -j OSM_HEALTHCHECK_OUTPUT',
         'COMMIT',
       ],
     },
-  ])('render_apply, $name', async ({ specs, jumps, want }) => {
-    expect(await call('render_apply', [specs, jumps])).toEqual({ ok: true, out: want.join('\n') });
+  ])('render_apply, $name', async ({ specs, uid, jumps, want }) => {
+    expect(await call('render_apply', [specs, uid, jumps])).toEqual({ ok: true, out: want.join('\n') });
   });
 
   it.each([
     {
-      name: 'chain and jump',
-      hasChain: '1',
-      jumps: '-A PREROUTING -p tcp -j OSM_HEALTHCHECK',
-      want: '*nat\n-D PREROUTING -p tcp -j OSM_HEALTHCHECK\n-F OSM_HEALTHCHECK\n-X OSM_HEALTHCHECK\nCOMMIT',
+      name: 'both chains and jumps',
+      chains: 'OSM_HEALTHCHECK\nOSM_HEALTHCHECK_OUTPUT',
+      jumps: '-A PREROUTING -p tcp -j OSM_HEALTHCHECK\n-A OUTPUT -p tcp -j OSM_HEALTHCHECK_OUTPUT',
+      want: [
+        '*nat',
+        '-D PREROUTING -p tcp -j OSM_HEALTHCHECK',
+        '-D OUTPUT -p tcp -j OSM_HEALTHCHECK_OUTPUT',
+        '-F OSM_HEALTHCHECK',
+        '-X OSM_HEALTHCHECK',
+        '-F OSM_HEALTHCHECK_OUTPUT',
+        '-X OSM_HEALTHCHECK_OUTPUT',
+        'COMMIT',
+      ],
     },
     {
-      name: 'chain without jump',
-      hasChain: '1',
+      name: 'the inbound chain and jump only (an install from before OSM_HEALTHCHECK_OUTPUT)',
+      chains: 'OSM_HEALTHCHECK',
+      jumps: '-A PREROUTING -p tcp -j OSM_HEALTHCHECK',
+      want: [
+        '*nat',
+        '-D PREROUTING -p tcp -j OSM_HEALTHCHECK',
+        '-F OSM_HEALTHCHECK',
+        '-X OSM_HEALTHCHECK',
+        'COMMIT',
+      ],
+    },
+    {
+      name: 'a chain without jump',
+      chains: 'OSM_HEALTHCHECK_OUTPUT',
       jumps: '',
-      want: '*nat\n-F OSM_HEALTHCHECK\n-X OSM_HEALTHCHECK\nCOMMIT',
+      want: ['*nat', '-F OSM_HEALTHCHECK_OUTPUT', '-X OSM_HEALTHCHECK_OUTPUT', 'COMMIT'],
     },
     {
       name: 'a stray jump without chain',
-      hasChain: '0',
+      chains: '',
       jumps: '-A PREROUTING -p tcp -j OSM_HEALTHCHECK',
-      want: '*nat\n-D PREROUTING -p tcp -j OSM_HEALTHCHECK\nCOMMIT',
+      want: ['*nat', '-D PREROUTING -p tcp -j OSM_HEALTHCHECK', 'COMMIT'],
     },
-    { name: 'nothing of ours: no transaction at all', hasChain: '0', jumps: '', want: '' },
-  ])('render_cleanup, $name', async ({ hasChain, jumps, want }) => {
-    expect(await call('render_cleanup', [hasChain, jumps])).toEqual({ ok: true, out: want });
+    { name: 'nothing of ours: no transaction at all', chains: '', jumps: '', want: [] },
+  ])('render_cleanup, $name', async ({ chains, jumps, want }) => {
+    expect(await call('render_cleanup', [chains, jumps])).toEqual({ ok: true, out: want.join('\n') });
   });
 });

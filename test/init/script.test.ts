@@ -129,6 +129,7 @@ describe('init command', () => {
     { name: 'empty port list', argv: ['--ports', ''] },
     { name: 'bad --ipv6', argv: ['--ipv6', 'both'] },
     { name: 'bad --backend', argv: ['--backend', 'ebpf'] },
+    { name: '--uid 0', argv: ['--uid', '0'] },
   ])('$name: a usage error before any script runs', async ({ argv }) => {
     process.env[INIT_DIR_ENV] = FIXTURE_DIR;
     process.env.FIXTURE_MARKER = marker;
@@ -141,6 +142,8 @@ describe('init command', () => {
     process.env.FIXTURE_MARKER = marker;
     process.env.FIXTURE_MODE = 'quiet';
     await initCommand.run(['--ports', '15902,15901', '--ipv6', 'off', '--cleanup']);
-    expect(readFileSync(marker, 'utf8')).toBe('--ports 15901-15902 --ipv6 off --backend auto --cleanup\n');
+    expect(readFileSync(marker, 'utf8')).toBe(
+      '--ports 15901-15902 --uid 65532 --ipv6 off --backend auto --cleanup\n',
+    );
   });
 });
