@@ -5,9 +5,10 @@ import type { Command } from './commands/command.js';
 import { initCommand } from './commands/init.js';
 import { injectCommand } from './commands/inject.js';
 import { serveCommand } from './commands/serve.js';
+import { webhookCommand } from './commands/webhook.js';
 import { HealthcheckError } from './errors.js';
 
-const COMMANDS: readonly Command[] = [serveCommand, injectCommand, initCommand];
+const COMMANDS: readonly Command[] = [serveCommand, injectCommand, initCommand, webhookCommand];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

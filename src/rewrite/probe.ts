@@ -10,8 +10,10 @@ import {
   probePath,
   TCP_PORT_HEADER,
 } from '../scheme.js';
+import type { HeaderParse } from '../server/original-headers.js';
 import type { ProbeEntry, ProbeEntryDocument } from '../table/types.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
+import { originalTarget } from './original-target.js';
 import { canonicalEntry, entryDocument } from './table.js';
 import type { Container, HTTPGetAction, Probe } from './types.js';
 
@@ -32,7 +34,7 @@ export type ProbeDecision =
   | { action: 'rewrite'; probe: Probe; entry: ProbeEntryDocument }
   /**
    * Already points at the companion (an earlier inject, or osm-edge's injector): left exactly as it is. `entry`
-   * is the earlier table's entry, carried over with the probe's current timeoutSeconds.
+   * is the target its Original-* headers name, else the earlier table's entry, with the probe's timeoutSeconds.
    */
   | { action: 'companion'; entry?: ProbeEntryDocument }
   /** Nothing for the companion to do (exec, no handler) or it must not take over (warning says why). */
@@ -72,7 +74,11 @@ export function decideProbe(value: unknown, site: ProbeSite): ProbeDecision {
           warning: `${describeSite(site)}: port ${JSON.stringify(port)} is none of the container's port names; the probe is left unchanged`,
         };
       }
-      if (isCompanionPort(port)) return carryOver(probe, site);
+      if (isCompanionPort(port)) {
+        const target = handler === 'httpGet' ? originalTarget(action) : { found: 'none' as const };
+        if (target.found === 'wrapped') return unwrap(probe, site);
+        return target.found === 'headers' ? fromHeaders(probe, target.parse, site) : carryOver(probe, site);
+      }
       return handler === 'httpGet'
         ? rewriteHttpGet(probe, action, port, site)
         : rewriteTcpSocket(probe, port, site);
@@ -109,6 +115,44 @@ function carryOver(probe: Probe, site: ProbeSite): ProbeDecision {
   };
 }
 
+/**
+ * `/osm-healthcheck` with Original-* headers: osm-edge's injector rewrote this probe (or an earlier inject
+ * rewrote a tcpSocket probe). It stays as it is, and the target its headers name goes into the table: with a
+ * table, serve lets header-driven probes reach only the table's ports (server/routing.ts allowedPorts).
+ */
+function fromHeaders(probe: Probe, parsed: HeaderParse, site: ProbeSite): ProbeDecision {
+  if (!parsed.ok) {
+    return {
+      action: 'keep',
+      warning: `${describeSite(site)}: ${parsed.reason}, so the companion would refuse it (400); the probe is left unchanged`,
+    };
+  }
+  const { target } = parsed;
+  const handler =
+    target.type === 'tcp'
+      ? { tcpSocket: { port: target.port } }
+      : { httpGet: { path: target.path, port: target.port, scheme: 'HTTP' } };
+  return { action: 'companion', entry: entryFor(site, { ...handler, timeoutSeconds: probe.timeoutSeconds }) };
+}
+
+/**
+ * osm-edge's injector ran after us and wrapped our rewrite, so its headers point the companion at itself (and
+ * a wrapped tcpSocket rewrite carries both port headers, which serve refuses). On reinvocation the probe goes
+ * back to our own form of the earlier table entry: the order of the two injectors does not matter.
+ */
+function unwrap(probe: Probe, site: ProbeSite): ProbeDecision {
+  if (site.previous === undefined) {
+    return {
+      action: 'keep',
+      warning: `${describeSite(site)}: its Original-* headers point at the companion itself and the companion's probe table has no entry for it; the probe is left unchanged`,
+    };
+  }
+  const previous = entryDocument(site.previous);
+  const entry = entryFor(site, { ...previous, timeoutSeconds: probe.timeoutSeconds });
+  const httpGet = previous.tcpSocket === undefined ? kindTarget(site) : tcpTarget(previous.tcpSocket.port);
+  return { action: 'rewrite', probe: withHandler(probe, 'httpGet', httpGet), entry };
+}
+
 function rewriteHttpGet(probe: Probe, action: HTTPGetAction, port: number, site: ProbeSite): ProbeDecision {
   // Custom headers (Host among them) move into the table: the companion sends them, as kubelet would have.
   const { path, scheme, httpHeaders } = action;
@@ -120,15 +164,18 @@ function rewriteHttpGet(probe: Probe, action: HTTPGetAction, port: number, site:
 }
 
 function rewriteTcpSocket(probe: Probe, port: number, site: ProbeSite): ProbeDecision {
-  // osm-edge's convention: one healthcheck port, the app port travels in a header.
-  const httpGet: HTTPGetAction = {
+  const entry = entryFor(site, { tcpSocket: { port }, timeoutSeconds: probe.timeoutSeconds });
+  return { action: 'rewrite', probe: withHandler(probe, 'tcpSocket', tcpTarget(port)), entry };
+}
+
+/** osm-edge's convention for tcpSocket probes: one healthcheck port, the app port travels in a header. */
+function tcpTarget(port: number): HTTPGetAction {
+  return {
     path: HEALTHCHECK_PATH,
     port: DEFAULT_PORTS.healthcheck,
     scheme: 'HTTP',
     httpHeaders: [{ name: TCP_PORT_HEADER, value: String(port) }],
   };
-  const entry = entryFor(site, { tcpSocket: { port }, timeoutSeconds: probe.timeoutSeconds });
-  return { action: 'rewrite', probe: withHandler(probe, 'tcpSocket', httpGet), entry };
 }
 
 /** `/osm-<kind>-probe/<container>` on the kind's own port. */

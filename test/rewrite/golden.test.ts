@@ -11,7 +11,16 @@ import { DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
 import type { Container, PodSpec, RewriteOptions } from '../../src/rewrite/types.js';
 import { podTemplates } from '../../src/rewrite/workload.js';
-import { DEFAULT_PORTS, PROBE_KINDS, PROBES_ENV, probePath, TCP_PORT_HEADER } from '../../src/scheme.js';
+import {
+  DEFAULT_PORTS,
+  HEALTHCHECK_PATH,
+  HTTP_PORT_HEADER,
+  isCompanionPort,
+  PROBE_KINDS,
+  PROBES_ENV,
+  probePath,
+  TCP_PORT_HEADER,
+} from '../../src/scheme.js';
 import { parseProbeTable } from '../../src/table/parse.js';
 
 const DIR = fileURLToPath(new URL('../fixtures/inject/', import.meta.url));
@@ -32,6 +41,8 @@ const WARNINGS: Record<string, string[]> = {
     'Pod/with-sidecar: native sidecar "log-shipper" has probes answered by the companion, so the companion runs as a native sidecar too',
   ],
 };
+
+const ORIGINAL_PORT_HEADERS = [TCP_PORT_HEADER, HTTP_PORT_HEADER];
 
 const cases = readdirSync(DIR)
   .filter((file) => /\.(yaml|json)$/.test(file) && !file.includes('.injected.'))
@@ -89,8 +100,14 @@ function rewrittenProbes(spec: PodSpec): string[] {
       const name = container.name as string;
       if (httpGet?.port === DEFAULT_PORTS[kind] && httpGet.path === probePath(kind, name))
         return [`${kind}/${name}`];
-      const tcpPort = httpGet?.httpHeaders?.find((header) => header.name === TCP_PORT_HEADER);
-      return httpGet?.port === DEFAULT_PORTS.healthcheck && tcpPort !== undefined ? [`${kind}/${name}`] : [];
+      // Header-driven: our tcpSocket rewrite, or osm-edge's on any companion port.
+      const target = httpGet?.httpHeaders?.find((header) => ORIGINAL_PORT_HEADERS.includes(header.name));
+      return typeof httpGet?.port === 'number' &&
+        isCompanionPort(httpGet.port) &&
+        httpGet.path === HEALTHCHECK_PATH &&
+        target !== undefined
+        ? [`${kind}/${name}`]
+        : [];
     }),
   );
 }
@@ -102,7 +119,7 @@ describe("every emitted table passes serve's validator and matches the rewritten
       const companion = all.find((container) => container.name === 'osm-healthcheck');
       const json = companion?.env?.find((env) => env.name === PROBES_ENV)?.value;
       if (json === undefined) {
-        // Nothing was rewritten here (or osm-edge did it): then no companion was added either.
+        // Nothing for the companion to answer here: then no companion was added either.
         expect(all.some((container) => container.name === 'osm-healthcheck-init')).toBe(false);
         continue;
       }

@@ -10,6 +10,7 @@ import type { Container, PodSpec, Probe } from '../../src/rewrite/types.js';
 import { PROBES_ENV } from '../../src/scheme.js';
 import { parseProbeTable } from '../../src/table/parse.js';
 import type { ProbeEntryDocument } from '../../src/table/types.js';
+import { osmEdgeInject } from './osm-edge-injector.js';
 
 const OPTIONS = { image: DEFAULT_IMAGE, nativeSidecar: false };
 
@@ -197,27 +198,22 @@ describe('probes that are left as they are', () => {
       probe: { httpGet: { path: '/osm-liveness-probe/app', port: 15901, scheme: 'HTTP' } },
     },
     {
-      name: "osm-edge's Original-Http-Port convention",
+      name: '/osm-healthcheck with a malformed Original-Tcp-Port',
       probe: {
         httpGet: {
           path: '/osm-healthcheck',
           port: 15904,
-          httpHeaders: [
-            { name: 'Original-Http-Port', value: '8080' },
-            { name: 'Original-Http-Path', value: '/live' },
-          ],
+          httpHeaders: [{ name: 'Original-Tcp-Port', value: 'http' }],
         },
       },
+      warning:
+        'Pod/test: container "app" livenessProbe: header Original-Tcp-Port must be a port number 1-65535, got "http"; expected "Original-Tcp-Port: <port>" or "Original-Http-Port: <port>" with optional "Original-Http-Path: /<path>", so the companion would refuse it (400); the probe is left unchanged',
     },
     {
-      name: "osm-edge's Original-Tcp-Port convention",
-      probe: {
-        httpGet: {
-          path: '/osm-healthcheck',
-          port: 15904,
-          httpHeaders: [{ name: 'Original-Tcp-Port', value: '8080' }],
-        },
-      },
+      name: '/osm-healthcheck without any Original-* header',
+      probe: { httpGet: { path: '/osm-healthcheck', port: 15904 } },
+      warning:
+        'Pod/test: container "app" livenessProbe: no target port given; expected "Original-Tcp-Port: <port>" or "Original-Http-Port: <port>" with optional "Original-Http-Path: /<path>", so the companion would refuse it (400); the probe is left unchanged',
     },
     { name: 'grpc already on a companion port', probe: { grpc: { port: 15903 } } },
   ])('$name', ({ probe, warning }) => {
@@ -230,6 +226,123 @@ describe('probes that are left as they are', () => {
       changed: false,
     });
     expect(result.spec).not.toBe(spec);
+  });
+});
+
+/** A probe as osm-edge's injector leaves it: /osm-healthcheck on a companion port, the target in headers. */
+function osmEdge(port: number, headers: [string, string][], timeoutSeconds?: number): Probe {
+  const httpGet = {
+    path: '/osm-healthcheck',
+    port,
+    scheme: 'HTTP',
+    httpHeaders: headers.map(([name, value]) => ({ name, value })),
+  };
+  return timeoutSeconds === undefined ? { httpGet } : { httpGet, timeoutSeconds };
+}
+
+describe("probes osm-edge's injector already rewrote: kept, their targets put into the table", () => {
+  it.each<{
+    name: string;
+    field: 'livenessProbe' | 'readinessProbe';
+    probe: Probe;
+    entry: ProbeEntryDocument;
+  }>([
+    {
+      name: 'Original-Http-Port + Original-Http-Path on the kind port (an httpGet probe)',
+      field: 'livenessProbe',
+      probe: osmEdge(15901, [
+        ['Original-Http-Port', '8080'],
+        ['Original-Http-Path', '/live?deep=1'],
+      ]),
+      entry: { httpGet: { path: '/live?deep=1', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 1 },
+    },
+    {
+      name: "Original-Http-Port without a path: '/' as serve reads it",
+      field: 'livenessProbe',
+      probe: osmEdge(15901, [['Original-Http-Port', '8080']], 3),
+      entry: { httpGet: { path: '/', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 3 },
+    },
+    {
+      name: 'Original-Tcp-Port on 15904 (a tcpSocket probe), timeoutSeconds from the probe',
+      field: 'readinessProbe',
+      probe: osmEdge(15904, [['Original-Tcp-Port', '5432']], 4),
+      entry: { tcpSocket: { port: 5432 }, timeoutSeconds: 4 },
+    },
+    {
+      name: 'Original-Tcp-Port on the kind port (an HTTPS httpGet probe), header names in any case',
+      field: 'readinessProbe',
+      probe: osmEdge(15902, [['original-tcp-port', '8443']]),
+      entry: { tcpSocket: { port: 8443 }, timeoutSeconds: 1 },
+    },
+  ])('$name', ({ field, probe, entry }) => {
+    const result = rewrite(pod({ name: 'app', [field]: probe }));
+    expect(result.warnings).toEqual([]);
+    expect(container(result.spec, 'app')?.[field]).toEqual(probe);
+    const kind = field.replace('Probe', '') as 'liveness';
+    expect(result.table).toEqual({ [kind]: { app: entry } });
+    expect(result.changed).toBe(true);
+    expect(container(result.spec, COMPANION_NAME)).toBeDefined();
+    expect(rewrite(deepFreeze(result.spec)).changed).toBe(false);
+  });
+});
+
+describe("osm-edge's injector and inject, in either order", () => {
+  const spec = pod(
+    {
+      name: 'web',
+      ports: [{ name: 'http', containerPort: 8080 }],
+      livenessProbe: { httpGet: { path: '/live', port: 'http' }, timeoutSeconds: 2 },
+      readinessProbe: { tcpSocket: { port: 8080 } },
+      startupProbe: { grpc: { port: 9090 }, failureThreshold: 30 },
+    },
+    { name: 'api', readinessProbe: { httpGet: { path: '/ready', port: 8443, scheme: 'HTTPS' } } },
+  );
+
+  it('inject after osm-edge: its probes stay, their targets go into the table', () => {
+    const edge = deepFreeze(osmEdgeInject(spec));
+    const result = rewrite(edge);
+    expect(result.warnings).toEqual([]);
+    expect(result.table).toEqual({
+      liveness: { web: { httpGet: { path: '/live', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 2 } },
+      // osm-edge turns an HTTPS probe into a TCP check; the table follows what kubelet will ask for.
+      readiness: {
+        web: { tcpSocket: { port: 8080 }, timeoutSeconds: 1 },
+        api: { tcpSocket: { port: 8443 }, timeoutSeconds: 1 },
+      },
+      // osm-edge leaves gRPC probes alone, so inject rewrites them.
+      startup: { web: { grpc: { port: 9090 }, timeoutSeconds: 1 } },
+    });
+    expect(container(result.spec, 'web')?.livenessProbe).toEqual(container(edge, 'web')?.livenessProbe);
+    expect(container(result.spec, 'api')?.readinessProbe).toEqual(container(edge, 'api')?.readinessProbe);
+  });
+
+  it('osm-edge after inject wraps our probes; inject on reinvocation puts them back, table unchanged', () => {
+    const once = rewrite(spec);
+    const wrapped = osmEdgeInject(once.spec);
+    // What kubelet would send after osm-edge: the companion pointed at itself, or both port headers at once.
+    expect(container(wrapped, 'web')?.readinessProbe?.httpGet?.httpHeaders?.map((h) => h.name)).toEqual([
+      'Original-Tcp-Port',
+      'Original-Http-Port',
+      'Original-Http-Path',
+    ]);
+    const again = rewrite(deepFreeze(wrapped));
+    expect(again.warnings).toEqual([]);
+    expect(again.table).toEqual(once.table);
+    expect(again.spec.containers?.map((c) => c.name)).toEqual(['web', 'api', 'sidecar', COMPANION_NAME]);
+    for (const name of ['web', 'api', COMPANION_NAME]) {
+      expect(container(again.spec, name)).toEqual(container(once.spec, name));
+    }
+    expect(rewrite(deepFreeze(again.spec)).changed).toBe(false);
+  });
+
+  it('a wrapped probe with no earlier table entry is left as it is, with a warning', () => {
+    const probe = osmEdge(15901, [
+      ['Original-Http-Port', '15901'],
+      ['Original-Http-Path', '/osm-liveness-probe/app'],
+    ]);
+    expect(rewrite(pod({ name: 'app', livenessProbe: probe })).warnings).toEqual([
+      `Pod/test: container "app" livenessProbe: its Original-* headers point at the companion itself and the companion's probe table has no entry for it; the probe is left unchanged`,
+    ]);
   });
 });
 

@@ -1,0 +1,109 @@
+// The webhook's HTTPS routes: POST /mutate (an AdmissionReview in, one out), /healthz and /readyz. Builds the
+// Fastify app and never listens: server.ts binds it and swaps certificates.
+
+import type { Server as HttpsServer } from 'node:https';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Logger } from '../log.js';
+import { ManifestError } from '../rewrite/manifest-error.js';
+import type { RewriteOptions } from '../rewrite/types.js';
+import { admit } from './admit.js';
+import type { KeyPair } from './certificate.js';
+import { admissionReview, parseAdmissionReview } from './review.js';
+
+export interface WebhookAppOptions {
+  tls: Pick<KeyPair, 'cert' | 'key'>;
+  rewrite: RewriteOptions;
+  log: Logger;
+  /** True once listening and until shutdown starts. */
+  isReady: () => boolean;
+}
+
+export const MUTATE_PATH = '/mutate';
+
+export const LIMITS = {
+  // An AdmissionReview carries the whole pod, and pods with large env or annotations exist; the API server
+  // itself refuses requests over 3 MiB, so 4 MiB leaves room for the review around the object.
+  bodyBytes: 4 * 1024 * 1024,
+  requestTimeoutMs: 10_000,
+  // Longer than the API server's idle-connection timeout (Go's 90 s), so the client closes idle connections
+  // first: a server-side close racing a new POST would fail that admission, and POSTs are not retried.
+  keepAliveTimeoutMs: 100_000,
+} as const;
+
+export type WebhookApp = FastifyInstance<HttpsServer>;
+
+export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
+  const { log } = options;
+  const app = Fastify({
+    logger: false,
+    https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' },
+    bodyLimit: LIMITS.bodyBytes,
+    requestTimeout: LIMITS.requestTimeoutMs,
+    keepAliveTimeout: LIMITS.keepAliveTimeoutMs,
+    return503OnClosing: true,
+  });
+
+  // The API server sends application/json; Fastify's text/plain parser would hand a string to the review.
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  // Our own JSON parser, so a 400 says where the JSON breaks. JSON.parse makes a `__proto__` key an own data
+  // property (no prototype is touched), and nothing here copies request keys by assignment.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (err) {
+      done(
+        Object.assign(new Error(`body is not valid JSON: ${(err as Error).message}`), { statusCode: 400 }),
+      );
+    }
+  });
+
+  // From the first byte of the request, body parsing included: what the API server waits for.
+  const started = new WeakMap<object, number>();
+  app.addHook('onRequest', async (request) => {
+    started.set(request.raw, performance.now());
+  });
+  const elapsed = (reply: FastifyReply): number =>
+    Math.round((performance.now() - (started.get(reply.request.raw) ?? performance.now())) * 10) / 10;
+
+  const text = (reply: FastifyReply, status: number, line: string): FastifyReply =>
+    reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(`${line}\n`);
+
+  const rejected = (reply: FastifyReply, status: number, reason: string): FastifyReply => {
+    log.warn({ status, reason, durationMs: elapsed(reply) }, 'admission request rejected');
+    return text(reply, status, `bad request: ${reason}`);
+  };
+
+  app.post(MUTATE_PATH, async (request, reply) => {
+    const parsed = parseAdmissionReview(request.body);
+    if (!parsed.ok) return rejected(reply, 400, parsed.reason);
+    const { uid, namespace, operation } = parsed.request;
+    const { response, summary, error } = admit(parsed.request, options.rewrite);
+    const fields = {
+      uid,
+      namespace,
+      ...summary,
+      operation,
+      ...(response.warnings === undefined ? {} : { warnings: response.warnings }),
+      durationMs: elapsed(reply),
+    };
+    // One line per admission, whatever happened; the level says how much it matters.
+    if (error === undefined) log.info(fields, 'admission');
+    else if (error instanceof ManifestError) log.warn(fields, 'admission');
+    else log.error({ ...fields, err: error }, 'admission');
+    return reply.code(200).send(admissionReview(response));
+  });
+
+  app.get('/healthz', async (_request, reply) => text(reply, 200, 'ok'));
+  app.get('/readyz', async (_request, reply) =>
+    options.isReady() ? text(reply, 200, 'ok') : text(reply, 503, 'not ready: starting or draining'),
+  );
+
+  // Fastify's own refusals (invalid JSON, empty or oversized body, wrong content type) say why, with its code.
+  app.setErrorHandler((err: FastifyError, _request, reply) => {
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) return rejected(reply, status, err.message);
+    log.error({ err }, 'request failed');
+    return text(reply, 500, `internal error: ${err.message}`);
+  });
+  return app;
+}

@@ -1,0 +1,101 @@
+// The running webhook: loads the certificate, binds the HTTPS app, and swaps in a rotated certificate through
+// the TLS server's setSecureContext, so new connections get the new pair and open ones keep theirs.
+
+import { HealthcheckError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { RewriteOptions } from '../rewrite/types.js';
+import { buildWebhookApp, type WebhookApp } from './app.js';
+import { type KeyPair, loadKeyPair, watchKeyPair } from './certificate.js';
+
+export interface WebhookOptions {
+  certFile: string;
+  keyFile: string;
+  port: number;
+  /** Bind address; default `::` (dual stack), or 0.0.0.0 where IPv6 is off. */
+  host?: string | undefined;
+  rewrite: RewriteOptions;
+  log: Logger;
+  reload?: { debounceMs: number; pollMs: number };
+}
+
+export interface RunningWebhook {
+  port: number;
+  /** The certificate being served now. */
+  keyPair(): KeyPair;
+  /** /readyz turns 503, then in-flight admissions finish and the listener closes. */
+  close(): Promise<void>;
+}
+
+const RELOAD = { debounceMs: 500, pollMs: 10_000 };
+
+export async function startWebhook(options: WebhookOptions): Promise<RunningWebhook> {
+  const { log } = options;
+  let pair = await loadKeyPair(options.certFile, options.keyFile);
+  let listening = false;
+  let draining = false;
+  const app = buildWebhookApp({
+    tls: pair,
+    rewrite: options.rewrite,
+    log,
+    isReady: () => listening && !draining,
+  });
+  const port = await listen(app, options.port, options.host).catch(async (err) => {
+    await app.close();
+    throw new HealthcheckError('OSM_HC_LISTEN', `cannot listen on port ${options.port}: ${err.message}`, {
+      cause: err,
+    });
+  });
+  listening = true;
+  const watcher = await watchKeyPair({
+    certFile: options.certFile,
+    keyFile: options.keyFile,
+    current: pair,
+    ...(options.reload ?? RELOAD),
+    onReload(next) {
+      app.server.setSecureContext({ cert: next.cert, key: next.key, minVersion: 'TLSv1.2' });
+      pair = next;
+      log.info({ fingerprint: next.fingerprint, notAfter: next.notAfter }, 'certificate reloaded');
+    },
+    onError(err) {
+      log.error(
+        { err: err.message, fingerprint: pair.fingerprint },
+        'new certificate not loaded; still serving the previous one',
+      );
+    },
+  });
+  log.info(
+    {
+      port,
+      fingerprint: pair.fingerprint,
+      notAfter: pair.notAfter,
+      image: options.rewrite.image,
+      nativeSidecar: options.rewrite.nativeSidecar,
+    },
+    'webhook serving',
+  );
+  return {
+    port,
+    keyPair: () => pair,
+    async close() {
+      draining = true;
+      watcher.close();
+      await app.close();
+    },
+  };
+}
+
+async function listen(app: WebhookApp, port: number, host: string | undefined): Promise<number> {
+  const attempt = async (h: string) => {
+    await app.listen({ port, host: h, ipv6Only: false });
+    const address = app.server.address();
+    return typeof address === 'object' && address !== null ? address.port : port;
+  };
+  if (host !== undefined) return attempt(host);
+  try {
+    return await attempt('::');
+  } catch (err) {
+    const { code } = err as NodeJS.ErrnoException;
+    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw err;
+    return attempt('0.0.0.0');
+  }
+}

@@ -1,0 +1,75 @@
+// admit, the pure decision behind POST /mutate: what it skips, and that its own failure still admits the pod.
+
+import { describe, expect, it } from 'vitest';
+import { ManifestError } from '../../src/rewrite/manifest-error.js';
+import { admit } from '../../src/webhook/admit.js';
+import type { AdmissionRequest } from '../../src/webhook/review.js';
+import { REWRITE } from './harness.js';
+
+const POD_KIND = { group: '', version: 'v1', kind: 'Pod' };
+
+function request(object: unknown, more: Partial<AdmissionRequest> = {}): AdmissionRequest {
+  return { uid: 'u-1', kind: POD_KIND, operation: 'CREATE', namespace: 'ns', object, ...more };
+}
+
+const probed = {
+  metadata: { name: 'web' },
+  spec: { containers: [{ name: 'app', livenessProbe: { tcpSocket: { port: 8080 } } }] },
+};
+
+describe('admit', () => {
+  it.each([
+    {
+      name: 'a subresource (pods/ephemeralcontainers)',
+      req: request(probed, { subResource: 'ephemeralcontainers' }),
+      changed: 'subresource ephemeralcontainers',
+    },
+    { name: 'a DELETE', req: request(probed, { operation: 'DELETE' }), changed: 'operation DELETE' },
+    {
+      name: 'a Pod of another group',
+      req: request(probed, { kind: { group: 'example.com', version: 'v1', kind: 'Pod' } }),
+      changed: 'not a Pod: example.com/v1 Pod',
+    },
+    {
+      name: 'the opt-out annotation, in any case and spacing',
+      req: request({ ...probed, metadata: { annotations: { 'osm-healthcheck/rewrite-probes': ' False ' } } }),
+      changed: 'opted out (osm-healthcheck/rewrite-probes: "false")',
+    },
+  ])('skips $name', ({ req, changed }) => {
+    const { response, summary } = admit(req, REWRITE);
+    expect(response).toEqual({ uid: 'u-1', allowed: true });
+    expect(summary).toMatchObject({ result: 'skipped', changed, patchOperations: 0 });
+  });
+
+  it('names what changed: the probes the companion now answers', () => {
+    const { summary } = admit(request(probed), REWRITE);
+    expect(summary.pod).toBe('web');
+    expect(summary.result).toBe('patched');
+    expect(summary.changed).toMatch(/^companion answers liveness\/app; \d+ patch operations$/);
+  });
+
+  it('a pod without a spec: admitted unchanged, the warning says why', () => {
+    const { response, summary, error } = admit(request({ metadata: { generateName: 'w-' } }), REWRITE);
+    expect(response).toEqual({
+      uid: 'u-1',
+      allowed: true,
+      warnings: [
+        'osm-healthcheck: probes not rewritten: Pod/w-*: spec: a pod needs a spec here, got nothing',
+      ],
+    });
+    expect(summary).toMatchObject({ pod: 'w-*', result: 'failed' });
+    expect(error).toBeInstanceOf(ManifestError);
+  });
+
+  it('an unexpected failure of ours (here: a value JSON cannot hold) still admits the pod', () => {
+    const odd = {
+      spec: { containers: [{ name: 'app', livenessProbe: { tcpSocket: { port: 1 } }, x: () => 1 }] },
+    };
+    const { response, summary, error } = admit(request(odd), REWRITE);
+    expect(response.allowed).toBe(true);
+    expect(response.patch).toBeUndefined();
+    expect(response.warnings?.[0]).toMatch(/^osm-healthcheck: probes not rewritten: .*could not be cloned/);
+    expect(summary.result).toBe('failed');
+    expect(error).not.toBeInstanceOf(ManifestError);
+  });
+});

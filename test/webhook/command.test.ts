@@ -1,0 +1,131 @@
+// `osm-healthcheck webhook` as a process: flags and their environment variables, start-up line, one log line per
+// admission, refusal of unusable flags and certificates, graceful stop.
+
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { describe, expect, it } from 'vitest';
+import { runCli, startCli } from '../helpers/cli.js';
+import { makeTestCert } from '../helpers/tls.js';
+
+function post(port: number, ca: string, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mutate',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        ca,
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('webhook', () => {
+  it('serves from env settings, logs each admission, and stops cleanly on SIGTERM', async () => {
+    const cert = makeTestCert();
+    const { child, line, output } = await startCli(
+      ['webhook', '--port', '0'],
+      {
+        OSM_HEALTHCHECK_TLS_CERT: cert.certFile,
+        OSM_HEALTHCHECK_TLS_KEY: cert.keyFile,
+        OSM_HEALTHCHECK_HOST: '127.0.0.1',
+        OSM_HEALTHCHECK_IMAGE: 'registry.example.com/osm-healthcheck:9.9.9',
+        OSM_HEALTHCHECK_NATIVE_SIDECAR: 'true',
+      },
+      (l) => l.msg === 'webhook serving',
+    );
+    try {
+      expect(line).toMatchObject({
+        image: 'registry.example.com/osm-healthcheck:9.9.9',
+        nativeSidecar: true,
+      });
+      const body = readFileSync(new URL('../fixtures/webhook/tcp-socket.json', import.meta.url), 'utf8');
+      const answer = await post(line.port as number, cert.cert, body);
+      expect(answer.status).toBe(200);
+      const patch = JSON.parse(
+        Buffer.from(JSON.parse(answer.body).response.patch, 'base64').toString('utf8'),
+      ) as { path: string; value: unknown }[];
+      const added = patch.find((op) => op.path === '/spec/initContainers');
+      expect(added?.value).toMatchObject([
+        { name: 'osm-healthcheck-init', image: 'registry.example.com/osm-healthcheck:9.9.9' },
+        { name: 'osm-healthcheck', restartPolicy: 'Always' },
+      ]);
+      child.kill('SIGTERM');
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(0);
+      const lines = output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.find((l) => l.msg === 'admission')).toMatchObject({
+        namespace: 'shop',
+        pod: 'db-0',
+        result: 'patched',
+        changed: expect.stringMatching(
+          /^companion answers liveness\/db, readiness\/db; \d+ patch operations$/,
+        ),
+      });
+      expect(lines.at(-1)?.msg).toBe('stopped');
+    } finally {
+      child.kill('SIGKILL');
+      cert.cleanup();
+    }
+  });
+
+  it.each([
+    {
+      name: 'no certificate',
+      args: [],
+      code: 2,
+      message: 'webhook needs --tls-cert FILE (or env OSM_HEALTHCHECK_TLS_CERT) [OSM_HC_USAGE]',
+    },
+    { name: 'no key', args: ['--tls-cert', 'c.pem'], code: 2, message: 'webhook needs --tls-key FILE' },
+    {
+      name: 'a bad port',
+      args: ['--tls-cert', 'c', '--tls-key', 'k', '--port', 'https'],
+      code: 2,
+      message: '--port must be a port 0-65535, got "https"',
+    },
+    {
+      name: 'a bad log level',
+      args: ['--tls-cert', 'c', '--tls-key', 'k', '--log-level', 'loud'],
+      code: 2,
+      message: '--log-level must be one of',
+    },
+    { name: 'an unknown flag', args: ['--tls'], code: 2, message: "Unknown option '--tls'" },
+    {
+      name: 'a missing certificate file',
+      args: ['--tls-cert', '/nonexistent/tls.crt', '--tls-key', '/nonexistent/tls.key'],
+      code: 1,
+      message: 'cannot read the TLS certificate /nonexistent/tls.crt: ENOENT',
+    },
+  ])('refuses $name', async ({ args, code, message }) => {
+    const exit = await runCli(['webhook', ...args], {
+      env: { OSM_HEALTHCHECK_TLS_CERT: '', OSM_HEALTHCHECK_TLS_KEY: '' },
+    });
+    expect(exit.code).toBe(code);
+    expect(exit.stderr).toContain(message);
+  });
+
+  it('--help names every flag', async () => {
+    const exit = await runCli(['webhook', '--help']);
+    expect(exit.code).toBe(0);
+    for (const flag of ['--tls-cert', '--tls-key', '--port', '--image', '--native-sidecar', '--log-level']) {
+      expect(exit.stdout).toContain(flag);
+    }
+  });
+});

@@ -1,0 +1,119 @@
+// Starts the real webhook (HTTPS on an ephemeral loopback port, a throwaway certificate) with its logs captured,
+// and talks to it as the API server does: POST /mutate over verified TLS.
+
+import { request } from 'node:https';
+import { Writable } from 'node:stream';
+import { connect } from 'node:tls';
+import { createLogger } from '../../src/log.js';
+import { DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
+import type { RewriteOptions } from '../../src/rewrite/types.js';
+import { type RunningWebhook, startWebhook } from '../../src/webhook/server.js';
+import { makeTestCert, type TestCert } from '../helpers/tls.js';
+
+export const REWRITE: RewriteOptions = { image: DEFAULT_IMAGE, nativeSidecar: false };
+
+export interface Answer {
+  status: number;
+  contentType: string | undefined;
+  body: string;
+}
+
+export interface Harness {
+  webhook: RunningWebhook;
+  cert: TestCert;
+  logs: Array<Record<string, unknown>>;
+  /** POSTs `body` (a string as is, anything else as JSON) to `path`. */
+  post(body: unknown, path?: string, contentType?: string): Promise<Answer>;
+  get(path: string): Promise<Answer>;
+  /** SHA-256 fingerprint of the certificate a new TLS connection is served. */
+  servedFingerprint(): Promise<string>;
+  /** Resolves with the first log line (already written or still to come) that matches. */
+  logLine(match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  rewrite?: RewriteOptions;
+  /** Certificate files to serve; default a fresh test certificate. */
+  cert?: TestCert;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const cert = options.cert ?? makeTestCert();
+  const logs: Array<Record<string, unknown>> = [];
+  const waiters = new Set<{
+    match: (l: Record<string, unknown>) => boolean;
+    resolve: (l: unknown) => void;
+  }>();
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const text of String(chunk).split('\n')) {
+        if (text === '') continue;
+        const line = JSON.parse(text) as Record<string, unknown>;
+        logs.push(line);
+        for (const waiter of waiters) {
+          if (!waiter.match(line)) continue;
+          waiters.delete(waiter);
+          waiter.resolve(line);
+        }
+      }
+      done();
+    },
+  });
+  const webhook = await startWebhook({
+    certFile: cert.certFile,
+    keyFile: cert.keyFile,
+    port: 0,
+    host: '127.0.0.1',
+    rewrite: options.rewrite ?? REWRITE,
+    log: createLogger('debug', sink),
+    reload: { debounceMs: 50, pollMs: 250 },
+  });
+  const send = (method: string, path: string, body?: string, contentType = 'application/json') =>
+    new Promise<Answer>((resolve, reject) => {
+      const headers = body === undefined ? {} : { 'content-type': contentType };
+      const req = request(
+        { host: '127.0.0.1', port: webhook.port, path, method, headers, ca: cert.cert, agent: false },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            text += c;
+          });
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'], body: text }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  return {
+    webhook,
+    cert,
+    logs,
+    post: (body, path = '/mutate', contentType = 'application/json') =>
+      send('POST', path, typeof body === 'string' ? body : JSON.stringify(body), contentType),
+    get: (path) => send('GET', path),
+    servedFingerprint: () =>
+      new Promise((resolve, reject) => {
+        // Not verified: after a rotation the served certificate is one this client has never seen.
+        const socket = connect({ host: '127.0.0.1', port: webhook.port, rejectUnauthorized: false }, () => {
+          const { fingerprint256 } = socket.getPeerCertificate();
+          socket.end();
+          resolve(fingerprint256);
+        });
+        socket.on('error', reject);
+      }),
+    logLine: (match) => {
+      const found = logs.find(match);
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve) => waiters.add({ match, resolve: resolve as (l: unknown) => void }));
+    },
+    close: async () => {
+      await webhook.close();
+      cert.cleanup();
+    },
+  };
+}
