@@ -1,0 +1,130 @@
+// A whole pod, end to end: an example Deployment goes through the built CLI's `inject`; its init container, apps
+// and companion run as processes in a pod network namespace behind osm-edge's interception; a kubelet stand-in in
+// a node namespace runs the rewritten probes with kubelet's rules while the apps go healthy -> unhealthy -> dead
+// -> healthy. The decisions must be kubelet's right ones, and the same pod without inject and init must get
+// them wrong, as a meshed pod does: TCP probes pass through the proxy, HTTP and gRPC probes fail. IPv4 and IPv6.
+
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { makeTestCert, type TestCert } from '../helpers/tls.js';
+import { backendWorks, IS_ROOT, warnUnlessRoot } from '../init/lab.js';
+import { type Bundle, bundle } from './bundle.js';
+import { type Family, type Phase, playPod } from './pod.js';
+
+warnUnlessRoot('test/e2e/pod.test.ts (a whole pod in network namespaces)');
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/e2e/', import.meta.url));
+/** The image inject writes; containers of it are played by the built CLI. */
+const IMAGE = 'osm-healthcheck:e2e';
+const PHASES: readonly Phase[] = ['healthy', 'unhealthy', 'dead', 'healthy'];
+/** One kubelet second is 100 ms; each phase lasts 20 of them, at least twice what its decisions take. */
+const TICK_MS = 100;
+const PHASE_TICKS = 20;
+
+const READY = 'ready';
+const every = (verdict: string) => PHASES.map(() => verdict);
+
+// The decision table: per container, what kubelet decides by the end of each phase.
+const VARIANTS = [
+  {
+    name: 'shop: liveness httpGet with a header, readiness tcpSocket, startup grpc',
+    tag: 'shop',
+    fixture: 'shop.yaml',
+    injected: {
+      // Unhealthy: /live fails, so liveness restarts it; the new container's startup probe then meets
+      // NOT_SERVING, fails too, and readiness waits behind it although the TCP port still accepts.
+      shop: [READY, 'not ready, restarted by liveness and startup', 'not ready, restarted by startup', READY],
+      'osm-healthcheck': every(READY),
+    },
+    // The gRPC startup probe hits the proxy and fails: the app never starts, whatever its health.
+    baseline: { shop: every('not ready, restarted by startup') },
+  },
+  {
+    name: 'secure: liveness and readiness over HTTPS, no startup probe',
+    tag: 'sec',
+    fixture: 'secure.yaml',
+    injected: {
+      secure: [READY, 'not ready, restarted by liveness', 'not ready, restarted by liveness', READY],
+      'osm-healthcheck': every(READY),
+    },
+    // TLS to the proxy fails: restarted forever, never ready.
+    baseline: { secure: every('not ready, restarted by liveness') },
+  },
+  {
+    name: 'pair: an HTTP web container and a TCP-only cache, judged one by one',
+    tag: 'pair',
+    fixture: 'pair.yaml',
+    injected: {
+      web: [READY, 'not ready, restarted by liveness', 'not ready, restarted by liveness', READY],
+      // A TCP probe can't see "unhealthy", only dead.
+      cache: [READY, READY, 'not ready, restarted by liveness', READY],
+      'osm-healthcheck': every(READY),
+    },
+    // HTTP always fails through the proxy; TCP always passes, even with the cache dead.
+    baseline: { web: every('not ready, restarted by liveness'), cache: every(READY) },
+  },
+];
+
+const FAMILIES: { name: string; family: Family }[] = [
+  { name: 'IPv4', family: 'v4' },
+  { name: 'IPv6', family: 'v6' },
+];
+
+describe.skipIf(!IS_ROOT)('a whole pod, end to end', () => {
+  let programs: { app: Bundle; prober: Bundle };
+  let cert: TestCert;
+  let backend: 'nft' | 'legacy';
+
+  beforeAll(async () => {
+    backend = (await backendWorks('nft')) ? 'nft' : 'legacy';
+    const [app, prober] = await Promise.all([
+      bundle(new URL('./app.ts', import.meta.url)),
+      bundle(new URL('./node-prober.ts', import.meta.url)),
+    ]);
+    programs = { app, prober };
+    cert = makeTestCert();
+  });
+  afterAll(() => {
+    programs?.app.remove();
+    programs?.prober.remove();
+    cert?.cleanup();
+  });
+
+  describe.each(FAMILIES)('$name', ({ family }) => {
+    it.each(VARIANTS)(
+      '$name',
+      async ({ tag, fixture, injected, baseline }) => {
+        const original = readFileSync(`${FIXTURES}${fixture}`, 'utf8');
+        const inject = await runCli(['inject', '-f', `${FIXTURES}${fixture}`, '--image', IMAGE]);
+        expect(inject.code, inject.stderr).toBe(0);
+        const common = {
+          original,
+          image: IMAGE,
+          family,
+          backend,
+          phases: PHASES,
+          tickMs: TICK_MS,
+          phaseTicks: PHASE_TICKS,
+          programs: { app: programs.app.path, prober: programs.prober.path },
+          tls: { key: cert.key, cert: cert.cert },
+        };
+        // Both pods run to the end, and clean up, even when one fails.
+        const [withInject, without] = (
+          await Promise.allSettled([
+            playPod({ ...common, manifest: inject.stdout, tag: `${tag}-${family}-i` }),
+            playPod({ ...common, manifest: original, tag: `${tag}-${family}-b` }),
+          ])
+        ).map((settled) => {
+          if (settled.status === 'rejected') throw settled.reason;
+          return settled.value;
+        });
+        if (withInject === undefined || without === undefined) throw new Error('a pod did not play');
+        expect(withInject.table, withInject.transcript).toEqual(injected);
+        expect(without.table, without.transcript).toEqual(baseline);
+      },
+      60_000,
+    );
+  });
+});

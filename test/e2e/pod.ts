@@ -1,0 +1,202 @@
+// Plays one pod for real. A node and a pod network namespace (test/init/lab.ts) with osm-edge's interception in
+// the pod; the manifest's init containers run to completion, then its containers start: containers of the
+// osm-healthcheck image run the built CLI with their args, env and securityContext, the others run the stand-in
+// app. In the node namespace the kubelet stand-in runs the manifest's probes against the pod IP while the test
+// moves the apps through phases. Whatever happens, every process is killed and both namespaces are removed.
+
+import { fileURLToPath } from 'node:url';
+import { type Backend, Lab, POD } from '../init/lab.js';
+import { type AppConfig, appServers } from './app-config.js';
+import { KubeletStandin, type ProbeCall } from './kubelet-standin.js';
+import { installOsmEdge, startSidecarProxy } from './mesh.js';
+import { type ContainerSpec, containerEnv, readPodSpec, setprivArgs } from './pod-spec.js';
+import { Processes, type Running } from './processes.js';
+import { describeDecisions, verdict } from './verdicts.js';
+
+export type Phase = 'healthy' | 'unhealthy' | 'dead';
+export type Family = 'v4' | 'v6';
+
+export interface PodPlay {
+  /** The manifest kubelet gets: after inject, or the original for the run without it. */
+  manifest: string;
+  /** The manifest before inject: the app containers serve what its probes probe. */
+  original: string;
+  /** Containers of this image run the CLI (the image's entrypoint is `node dist/cli.mjs`). */
+  image: string;
+  family: Family;
+  /** Names the namespaces; unique per concurrent play. */
+  tag: string;
+  backend: Backend;
+  phases: readonly Phase[];
+  tickMs: number;
+  phaseTicks: number;
+  programs: { app: string; prober: string };
+  tls: { key: string; cert: string };
+}
+
+export interface PodResult {
+  /** Per container, per phase: `ready` or `not ready`, then the probe kinds that restarted it, if any. */
+  table: Record<string, string[]>;
+  /** What happened, for a failing assertion's message. */
+  transcript: string;
+}
+
+const CLI = fileURLToPath(new URL('../../dist/cli.mjs', import.meta.url));
+/** The image's environment (Dockerfile: the node image's PATH, NODE_ENV=production) and nothing else. */
+const IMAGE_ENV = [
+  'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  'NODE_ENV=production',
+];
+const START_TIMEOUT_MS = 15_000;
+
+/** The container's process: `env -i <image env> <container env> [setpriv ...] node dist/cli.mjs <args>`. */
+function cliArgv(c: ContainerSpec, podIp: string): string[] {
+  const env = Object.entries(containerEnv(c.env, { 'status.podIP': podIp })).map(([k, v]) => `${k}=${v}`);
+  return [
+    'env',
+    '-i',
+    ...IMAGE_ENV,
+    ...env,
+    ...setprivArgs(c.securityContext),
+    process.execPath,
+    CLI,
+    ...c.args,
+  ];
+}
+
+export async function playPod(play: PodPlay): Promise<PodResult> {
+  const pod = readPodSpec(play.manifest);
+  const original = readPodSpec(play.original);
+  const podIp = POD[play.family];
+  const transcript: string[] = [];
+  const procs = new Processes();
+  const running = new Map<string, Running>();
+  const lab = await Lab.create(play.tag);
+  let standin: KubeletStandin | undefined;
+
+  const startApp = async (name: string) => {
+    const spec = original.containers.find((c) => c.name === name);
+    if (spec === undefined) throw new Error(`container ${name} is not in the original manifest`);
+    const config: AppConfig = { container: name, servers: appServers(spec), tls: play.tls };
+    const app = procs.start(`app ${name}`, lab.pod, [
+      process.execPath,
+      play.programs.app,
+      JSON.stringify(config),
+    ]);
+    await app.waitFor((line) => line === 'ready', START_TIMEOUT_MS);
+    running.set(name, app);
+  };
+
+  try {
+    await installOsmEdge(lab, play.backend);
+    await startSidecarProxy(procs, lab, START_TIMEOUT_MS);
+
+    for (const c of pod.initContainers) {
+      if (c.image !== play.image)
+        throw new Error(`init container ${c.name}: only ${play.image} can be played`);
+      const result = await lab.run(lab.pod, cliArgv(c, podIp));
+      transcript.push(
+        `init container ${c.name} (exit ${result.exitCode}):\n${result.stdout}\n${result.stderr}`,
+      );
+      if (result.exitCode !== 0)
+        throw new Error(`init container ${c.name} failed:\n${transcript.join('\n')}`);
+    }
+    for (const c of pod.containers) {
+      if (c.image !== play.image) {
+        await startApp(c.name);
+        continue;
+      }
+      const companion = procs.start(c.name, lab.pod, cliArgv(c, podIp));
+      transcript.push(
+        `${c.name}: ${cliArgv(c, podIp)
+          .slice(2 + IMAGE_ENV.length)
+          .join(' ')}`,
+      );
+      await companion.waitFor((line) => line.includes('"msg":"serving"'), START_TIMEOUT_MS);
+      running.set(c.name, companion);
+    }
+
+    const prober = procs.start('node prober', lab.node, [process.execPath, play.programs.prober]);
+    await prober.waitFor((line) => line === 'ready', START_TIMEOUT_MS);
+    standin = new KubeletStandin(pod.containers, proberCall(prober, podIp), play.tickMs);
+
+    const table: Record<string, string[]> = Object.fromEntries(pod.containers.map((c) => [c.name, []]));
+    const appNames = pod.containers.filter((c) => c.image !== play.image).map((c) => c.name);
+    let phaseStart = performance.now();
+    standin.start();
+    for (const [i, phase] of play.phases.entries()) {
+      await new Promise((resolve) => setTimeout(resolve, play.phaseTicks * play.tickMs));
+      const ready = standin.readiness();
+      const next = play.phases[i + 1];
+      // The phase owns what happens until the next one begins: a transition is still the old phase.
+      if (next !== undefined) await moveApps(phase, next, appNames, running, procs, startApp);
+      const phaseEnd = performance.now();
+      for (const name of Object.keys(table)) {
+        table[name]?.push(verdict(ready[name] === true, standin.decisions, name, phaseStart, phaseEnd));
+      }
+      transcript.push(
+        `phase ${phase}: ${describeDecisions(standin.decisions, phaseStart, phaseEnd, play.tickMs)}`,
+      );
+      phaseStart = phaseEnd;
+    }
+    for (const proc of running.values()) {
+      transcript.push(
+        `${proc.name} output:\n${proc.lines.filter((l) => !l.includes('"level":20')).join('\n')}`,
+      );
+    }
+    return { table, transcript: transcript.join('\n') };
+  } finally {
+    await standin?.stop();
+    await procs.killAll();
+    await lab.close();
+  }
+}
+
+let switches = 0;
+
+/** Moves the app processes from one phase to the next: switch their health, kill them, or start them again. */
+async function moveApps(
+  from: Phase,
+  to: Phase,
+  names: readonly string[],
+  running: Map<string, Running>,
+  procs: Processes,
+  startApp: (name: string) => Promise<void>,
+): Promise<void> {
+  for (const name of names) {
+    if (to === 'dead') {
+      const app = running.get(name);
+      if (app !== undefined) await procs.kill(app);
+      running.delete(name);
+      continue;
+    }
+    if (from === 'dead') await startApp(name);
+    const app = running.get(name);
+    if (app === undefined) throw new Error(`app ${name} is not running`);
+    const ack = `mode ${to} ${++switches}`;
+    app.send(ack.slice('mode '.length));
+    await app.waitFor((line) => line === ack, START_TIMEOUT_MS);
+  }
+}
+
+/** Sends each probe to the node's prober as one JSON line and matches the answer by id. */
+function proberCall(prober: Running, host: string): ProbeCall {
+  let nextId = 0;
+  const pending = new Map<number, (v: { outcome: 'success' | 'failure'; detail: string }) => void>();
+  prober.onLine((line) => {
+    if (!line.startsWith('{')) return;
+    const answer = JSON.parse(line) as { id: number; outcome: 'success' | 'failure'; detail: string };
+    pending.get(answer.id)?.(answer);
+    pending.delete(answer.id);
+  });
+  prober.exited.then(() => {
+    for (const resolve of pending.values()) resolve({ outcome: 'failure', detail: 'the node prober exited' });
+    pending.clear();
+  });
+  return (action, timeoutMs) =>
+    new Promise((resolve) => {
+      const id = nextId++;
+      pending.set(id, resolve);
+      prober.send(JSON.stringify({ id, host, action, timeoutMs }));
+    });
+}
