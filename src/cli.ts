@@ -2,13 +2,40 @@
 
 import pkg from '../package.json' with { type: 'json' };
 import type { Command } from './commands/command.js';
-import { initCommand } from './commands/init.js';
-import { injectCommand } from './commands/inject.js';
-import { serveCommand } from './commands/serve.js';
-import { webhookCommand } from './commands/webhook.js';
 import { HealthcheckError } from './errors.js';
 
-const COMMANDS: readonly Command[] = [serveCommand, injectCommand, initCommand, webhookCommand];
+// Each command is loaded only when it runs (esbuild splits it into its own chunk): `serve` starts in every pod
+// and must not parse the webhook's Fastify, inject's YAML or init's execa (BENCHMARKS.md, start-up).
+interface Entry {
+  name: string;
+  /** One line for `osm-healthcheck --help`. */
+  summary: string;
+  load(): Promise<Command>;
+}
+
+const COMMANDS: readonly Entry[] = [
+  {
+    name: 'serve',
+    summary: 'run the companion: kubelet-exact probes on ports 15901-15904',
+    load: async () => (await import('./commands/serve.js')).serveCommand,
+  },
+  {
+    name: 'inject',
+    summary: 'rewrite the probes of workload manifests and add the companion',
+    load: async () => (await import('./commands/inject.js')).injectCommand,
+  },
+  {
+    name: 'init',
+    summary:
+      "let kubelet's and the companion's probes bypass the mesh proxy (iptables; init container, root)",
+    load: async () => (await import('./commands/init.js')).initCommand,
+  },
+  {
+    name: 'webhook',
+    summary: 'run the mutating admission webhook that applies inject to every new pod',
+    load: async () => (await import('./commands/webhook.js')).webhookCommand,
+  },
+];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -34,11 +61,12 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${pkg.version}\n`);
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (command === undefined) {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (entry === undefined) {
     process.stderr.write(`osm-healthcheck: unknown command "${name}"\n\n${help()}\n`);
     return 2;
   }
+  const command = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`${command.usage}\n`);
     return 0;

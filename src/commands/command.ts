@@ -5,8 +5,6 @@ import { UsageError } from '../errors.js';
 
 export interface Command {
   name: string;
-  /** One line for `osm-healthcheck --help`. */
-  summary: string;
   /** The full `--help` text of the subcommand. */
   usage: string;
   /** Resolves when the command is done (for `serve`: after a graceful shutdown); throws on failure. */

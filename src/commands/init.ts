@@ -37,7 +37,6 @@ async function run(argv: readonly string[]): Promise<void> {
 
 export const initCommand: Command = {
   name: 'init',
-  summary: "let kubelet's and the companion's probes bypass the mesh proxy (iptables; init container, root)",
   usage,
   run,
 };

@@ -41,7 +41,6 @@ async function readInput(file: string | undefined): Promise<string> {
 
 export const injectCommand: Command = {
   name: 'inject',
-  summary: 'rewrite the probes of workload manifests and add the companion',
   usage: USAGE,
   async run(argv) {
     const { values, positionals } = parseFlags('inject', argv, {

@@ -105,7 +105,6 @@ async function run(argv: readonly string[]): Promise<void> {
     isReady: () => listeners !== undefined && !draining,
     maxProbesPerListener: MAX_PROBES_PER_LISTENER,
   });
-  await app.ready();
   try {
     listeners = await listen({
       ports,
@@ -161,7 +160,6 @@ async function run(argv: readonly string[]): Promise<void> {
 
 export const serveCommand: Command = {
   name: 'serve',
-  summary: 'run the companion: kubelet-exact probes on ports 15901-15904',
   usage,
   run,
 };

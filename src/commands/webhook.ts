@@ -113,7 +113,6 @@ async function run(argv: readonly string[]): Promise<void> {
 
 export const webhookCommand: Command = {
   name: 'webhook',
-  summary: 'run the mutating admission webhook that applies inject to every new pod',
   usage,
   run,
 };

@@ -1,30 +1,18 @@
-// The companion's routes (DESIGN.md §5). Builds the Fastify app and never listens: listeners.ts binds ports.
-//   kubelet -> HTTP -> this app -> prober (HTTP / TCP / gRPC) -> app container
+// The companion's routes (DESIGN.md §5) on bare node:http. Builds the server and never listens: listeners.ts
+// binds ports.   kubelet -> HTTP -> this handler -> prober (HTTP / TCP / gRPC) -> app container
+// No framework: five fixed routes don't need one, and Fastify cost 2.6× the floor's start-up (BENCHMARKS.md).
 
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
 import type { Logger } from '../log.js';
-import type { ProbeResult } from '../probe/result.js';
-import { probeBudgetMs } from '../probe/result.js';
+import { type ProbeResult, probeBudgetMs } from '../probe/result.js';
 import type { Prober } from '../probe/run.js';
-import {
-  HEALTHCHECK_PATH,
-  HEALTHZ_PATH,
-  type ListenerRole,
-  PROBE_KINDS,
-  type ProbeKind,
-  probePath,
-} from '../scheme.js';
+import type { ListenerRole } from '../scheme.js';
 import type { ProbeHandler, ProbeTable } from '../table/types.js';
 import { Gate } from './gate.js';
-import { parseOriginalHeaders } from './original-headers.js';
-import { pathsFor, selectEntry, timeoutSecondsFor } from './routing.js';
+import { LineBudget } from './line-budget.js';
+import { originalHeaders, parseOriginalHeaders } from './original-headers.js';
+import { matchPath, pathsFor, selectEntry, timeoutSecondsFor } from './routing.js';
 
 export interface AppOptions {
   /** undefined: no table configured; only header-driven probes are served. */
@@ -35,7 +23,7 @@ export interface AppOptions {
   targetHost: string;
   prober: Prober;
   log: Logger;
-  /** Which listener a connection came in on; undefined (e.g. app.inject in tests) serves every route. */
+  /** Which listener a connection came in on; undefined serves every route. */
   roleOf: (socket: Socket) => ListenerRole | undefined;
   /** True once all four listeners are up and until shutdown starts. */
   isReady: () => boolean;
@@ -43,19 +31,41 @@ export interface AppOptions {
   maxProbesPerListener: number;
 }
 
-// Hard limits (DESIGN.md §5): no request may hold a connection long, and nothing large is read.
+export interface App {
+  /** The HTTP server behind the routes: listeners.ts hands it connections, it never listens itself. */
+  server: Server;
+  /** Resolves once the routes can serve (at once: nothing is set up asynchronously). */
+  ready(): Promise<void>;
+  /** Cuts any connection still open; listeners.ts has normally drained them all by then. */
+  close(): Promise<void>;
+}
+
+// Hard limits (DESIGN.md §5): no request may hold a connection long, and nothing large is read (no route
+// reads a body, and a request that sends one gets its connection closed after the answer).
 export const LIMITS = {
   maxHeaderBytes: 16 * 1024,
   headersTimeoutMs: 5_000,
   requestTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
-  bodyBytes: 1024,
 } as const;
 
 const KUBELET_UA = /^kube-probe\/\d+\.\d+$/;
+// Failure lines per second before a flood's are only counted: a line costs more than the probe it reports.
+const FAILURE_LINES_PER_SECOND = 100;
+const TEXT = 'text/plain; charset=utf-8';
 
-export function buildApp(options: AppOptions): FastifyInstance {
-  const { table, prober, log, roleOf } = options;
+function answer(res: ServerResponse, status: number, line: string, allow?: string): void {
+  const body = `${line}\n`;
+  const headers: Record<string, string | number> = {
+    'content-type': TEXT,
+    'content-length': Buffer.byteLength(body),
+  };
+  if (allow !== undefined) headers.allow = allow;
+  res.writeHead(status, headers).end(body);
+}
+
+export function buildApp(options: AppOptions): App {
+  const { table, prober, log, roleOf, allowedPorts } = options;
   const gates = new Map<ListenerRole | undefined, Gate>();
   const gateFor = (role: ListenerRole | undefined): Gate => {
     let gate = gates.get(role);
@@ -65,46 +75,49 @@ export function buildApp(options: AppOptions): FastifyInstance {
     }
     return gate;
   };
+  // Header-driven probes hit the same few ports over and over: decide each one's timeout once.
+  const timeouts = new Map<number, number>();
+  const timeoutFor = (port: number): number => {
+    let seconds = timeouts.get(port);
+    if (seconds === undefined) {
+      seconds = timeoutSecondsFor(table, port);
+      timeouts.set(port, seconds);
+    }
+    return seconds;
+  };
 
-  const app = Fastify({
-    logger: false,
-    bodyLimit: LIMITS.bodyBytes,
-    return503OnClosing: true,
-    serverFactory: (handler) =>
-      createServer(
-        {
-          maxHeaderSize: LIMITS.maxHeaderBytes,
-          headersTimeout: LIMITS.headersTimeoutMs,
-          requestTimeout: LIMITS.requestTimeoutMs,
-          keepAliveTimeout: LIMITS.keepAliveTimeoutMs,
-          // Check for slow clients often: the default 30 s would let a slowloris hold sockets for that long.
-          connectionsCheckingInterval: 500,
-        },
-        handler as (req: IncomingMessage, res: ServerResponse) => void,
-      ),
-  });
-
-  const answer = (reply: FastifyReply, status: number, line: string): FastifyReply =>
-    reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(`${line}\n`);
-
-  const role = (request: FastifyRequest) => roleOf(request.raw.socket);
+  const budget = new LineBudget(FAILURE_LINES_PER_SECOND);
+  let summaryDue = false;
+  function warnFailure(fields: () => Record<string, unknown>, reason: string, msg: string): void {
+    if (budget.take(Date.now())) {
+      log.warn({ ...fields(), reason }, msg);
+      return;
+    }
+    if (summaryDue) return;
+    summaryDue = true;
+    setTimeout(() => {
+      summaryDue = false;
+      const notLogged = budget.drain();
+      log.warn({ notLogged, perSecond: budget.perSecond }, 'probe failures over the log budget not logged');
+    }, 1000).unref();
+  }
 
   async function run(
-    request: FastifyRequest,
-    reply: FastifyReply,
+    req: IncomingMessage,
+    res: ServerResponse,
+    gate: Gate,
     label: string,
     handler: ProbeHandler,
     timeoutSeconds: number,
-    fields: Record<string, unknown>,
-  ): Promise<FastifyReply> {
-    const gate = gateFor(role(request));
+    fields: () => Record<string, unknown>,
+  ): Promise<void> {
     if (!gate.enter()) {
-      log.warn({ ...fields, reason: 'too many concurrent probes' }, 'probe refused');
-      return answer(reply, 503, `${label}: refused: ${gate.limit} probes already in flight on this port`);
+      warnFailure(fields, 'too many concurrent probes', 'probe refused');
+      return answer(res, 503, `${label}: refused: ${gate.limit} probes already in flight on this port`);
     }
     let result: ProbeResult;
     try {
-      const ua = request.headers['user-agent'];
+      const ua = req.headers['user-agent'];
       const userAgent = ua !== undefined && KUBELET_UA.test(ua) ? ua : undefined;
       result = await prober(
         handler,
@@ -114,81 +127,100 @@ export function buildApp(options: AppOptions): FastifyInstance {
     } finally {
       gate.leave();
     }
-    if (result.verdict === 'failure') log.warn({ ...fields, reason: result.message }, 'probe failed');
-    else if (log.isLevelEnabled('debug')) log.debug({ ...fields, result: result.message }, 'probe passed');
-    return answer(reply, result.status, `${label}: ${result.message}`);
+    if (result.verdict === 'failure') warnFailure(fields, result.message, 'probe failed');
+    else if (log.isLevelEnabled('debug')) log.debug({ ...fields(), result: result.message }, 'probe passed');
+    answer(res, result.status, `${label}: ${result.message}`);
   }
 
-  function probeRoute(kind: ProbeKind) {
-    return async (request: FastifyRequest<{ Params: { container?: string } }>, reply: FastifyReply) => {
-      const here = role(request);
-      if (here !== undefined && here !== kind) return notFound(request, reply);
-      const container = request.params.container;
-      const selection = selectEntry(table, kind, container);
-      if (!selection.ok) return answer(reply, selection.status, `${kind}: ${selection.reason}`);
-      const { entry } = selection;
-      const fields = {
-        kind,
-        container: entry.container,
-        target: `${entry.handler.type}:${entry.handler.port}`,
-      };
-      return run(request, reply, `${kind} ${entry.container}`, entry.handler, entry.timeoutSeconds, fields);
-    };
-  }
-
-  for (const kind of PROBE_KINDS) {
-    app.get(probePath(kind), probeRoute(kind));
-    app.get(`${probePath(kind)}/:container`, probeRoute(kind));
-  }
-
-  app.get(HEALTHCHECK_PATH, async (request, reply) => {
-    const parsed = parseOriginalHeaders(request.raw.headersDistinct);
-    if (!parsed.ok) return answer(reply, 400, `healthcheck: ${parsed.reason}`);
+  function healthcheck(req: IncomingMessage, res: ServerResponse, here: ListenerRole | undefined) {
+    const parsed = parseOriginalHeaders(originalHeaders(req.rawHeaders));
+    if (!parsed.ok) return answer(res, 400, `healthcheck: ${parsed.reason}`);
     const { target } = parsed;
-    const allowed = options.allowedPorts;
-    if (allowed !== undefined && !allowed.has(target.port)) {
-      const list = [...allowed].sort((a, b) => a - b).join(', ') || 'none';
-      return answer(reply, 403, `healthcheck: port ${target.port} is not allowed; allowed ports: ${list}`);
+    if (allowedPorts !== undefined && !allowedPorts.has(target.port)) {
+      const list = [...allowedPorts].sort((a, b) => a - b).join(', ') || 'none';
+      return answer(res, 403, `healthcheck: port ${target.port} is not allowed; allowed ports: ${list}`);
     }
     const handler: ProbeHandler =
       target.type === 'tcp'
         ? { type: 'tcpSocket', port: target.port }
         : { type: 'httpGet', scheme: 'HTTP', port: target.port, path: target.path, httpHeaders: [] };
-    const fields = { kind: 'healthcheck', target: `${handler.type}:${target.port}` };
-    return run(request, reply, 'healthcheck', handler, timeoutSecondsFor(table, target.port), fields);
-  });
-
-  app.get(HEALTHZ_PATH, async (request, reply) => {
-    const here = role(request);
-    if (here !== undefined && here !== 'healthcheck') return notFound(request, reply);
-    return options.isReady()
-      ? answer(reply, 200, 'ok')
-      : answer(reply, 503, 'not ready: listeners starting or draining');
-  });
-
-  function notFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-    const paths = pathsFor(role(request), table);
-    const path = request.url.split('?')[0] ?? request.url;
-    if (request.method !== 'GET' && request.method !== 'HEAD' && paths.some((p) => p === path)) {
-      return answer(
-        reply.header('allow', 'GET, HEAD'),
-        405,
-        `method ${request.method} is not allowed on ${path}; use GET`,
-      );
-    }
-    return answer(
-      reply,
-      404,
-      `no such path ${JSON.stringify(path)} on this port; paths: ${paths.join(', ')}`,
-    );
+    const fields = () => ({ kind: 'healthcheck', target: `${handler.type}:${target.port}` });
+    return run(req, res, gateFor(here), 'healthcheck', handler, timeoutFor(target.port), fields);
   }
 
-  app.setNotFoundHandler(notFound);
-  app.setErrorHandler((err: FastifyError, _request, reply) => {
-    const code = err.statusCode ?? 500;
-    const status = code >= 400 && code < 500 ? code : 500;
-    if (status === 500) log.error({ err }, 'request failed');
-    return answer(reply, status, `${status === 500 ? 'internal error' : 'bad request'}: ${err.message}`);
-  });
-  return app;
+  function notFound(req: IncomingMessage, res: ServerResponse, here: ListenerRole | undefined, path: string) {
+    const paths = pathsFor(here, table);
+    if (req.method !== 'GET' && req.method !== 'HEAD' && paths.includes(path)) {
+      return answer(res, 405, `method ${req.method} is not allowed on ${path}; use GET`, 'GET, HEAD');
+    }
+    answer(res, 404, `no such path ${JSON.stringify(path)} on this port; paths: ${paths.join(', ')}`);
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
+    // No route reads a body: rather than drain one before the next request, close the connection after the answer.
+    if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) {
+      res.shouldKeepAlive = false;
+    }
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
+    const here = roleOf(req.socket);
+    const match = matchPath(path);
+    if (match === undefined || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      return notFound(req, res, here, path);
+    }
+    switch (match.route) {
+      case 'healthcheck':
+        return healthcheck(req, res, here);
+      case 'healthz':
+        if (here !== undefined && here !== 'healthcheck') return notFound(req, res, here, path);
+        return options.isReady()
+          ? answer(res, 200, 'ok')
+          : answer(res, 503, 'not ready: listeners starting or draining');
+      case 'probe': {
+        const { kind } = match;
+        if (here !== undefined && here !== kind) return notFound(req, res, here, path);
+        const selection = selectEntry(table, kind, match.container);
+        if (!selection.ok) return answer(res, selection.status, `${kind}: ${selection.reason}`);
+        const { entry } = selection;
+        const fields = () => ({
+          kind,
+          container: entry.container,
+          target: `${entry.handler.type}:${entry.handler.port}`,
+        });
+        const label = `${kind} ${entry.container}`;
+        return run(req, res, gateFor(here), label, entry.handler, entry.timeoutSeconds, fields);
+      }
+    }
+  }
+
+  const server = createServer(
+    {
+      maxHeaderSize: LIMITS.maxHeaderBytes,
+      headersTimeout: LIMITS.headersTimeoutMs,
+      requestTimeout: LIMITS.requestTimeoutMs,
+      keepAliveTimeout: LIMITS.keepAliveTimeoutMs,
+      // Check for slow clients often: the default 30 s would let a slowloris hold sockets for that long.
+      connectionsCheckingInterval: 500,
+    },
+    (req, res) => {
+      try {
+        handle(req, res)?.catch((err: unknown) => failed(res, err));
+      } catch (err) {
+        failed(res, err);
+      }
+    },
+  );
+
+  function failed(res: ServerResponse, err: unknown): void {
+    log.error({ err }, 'request failed');
+    if (res.headersSent) res.destroy();
+    else answer(res, 500, `internal error: ${(err as Error)?.message ?? String(err)}`);
+  }
+
+  return {
+    server,
+    ready: async () => {},
+    close: async () => server.closeAllConnections(),
+  };
 }

@@ -14,6 +14,30 @@ import type { ProbeEntry, ProbeTable } from '../table/types.js';
 
 export type Selection = { ok: true; entry: ProbeEntry } | { ok: false; status: 404; reason: string };
 
+/** What a request path names: one of the routes of DESIGN.md §5, or nothing. */
+export type Route =
+  | { route: 'probe'; kind: ProbeKind; container: string | undefined }
+  | { route: 'healthcheck' }
+  | { route: 'healthz' };
+
+const PROBE_ROUTES = new Map<string, ProbeKind>(PROBE_KINDS.map((kind) => [probePath(kind), kind]));
+
+/**
+ * `/osm-<kind>-probe[/<container>]`, `/osm-healthcheck` or `/healthz`; the path is matched as sent (query
+ * already cut off), exactly and case-sensitively: a trailing slash or an extra segment names nothing.
+ */
+export function matchPath(path: string): Route | undefined {
+  if (path === HEALTHCHECK_PATH) return { route: 'healthcheck' };
+  if (path === HEALTHZ_PATH) return { route: 'healthz' };
+  const slash = path.indexOf('/', 1);
+  const kind = PROBE_ROUTES.get(slash < 0 ? path : path.slice(0, slash));
+  if (kind === undefined) return undefined;
+  if (slash < 0) return { route: 'probe', kind, container: undefined };
+  const container = path.slice(slash + 1);
+  if (container === '' || container.includes('/')) return undefined;
+  return { route: 'probe', kind, container };
+}
+
 /** `/osm-<kind>-probe/<container>`, or `/osm-<kind>-probe` when exactly one container has that kind. */
 export function selectEntry(table: ProbeTable | undefined, kind: ProbeKind, container?: string): Selection {
   const byContainer = table?.[kind] ?? new Map<string, ProbeEntry>();

@@ -1,0 +1,190 @@
+// `npm run bench`: the companion against the Node floor in one interleaved run (issue 6). Servers run on core 0;
+// this process (load generator, probe clients), the app and the liveness prober on core 1. Prints the tables
+// and writes them, with machine info, into BENCHMARKS.md.
+
+import { spawnSync } from 'node:child_process';
+import { grpcProbe, httpProbe, load, tcpProbe } from './clients.mjs';
+import { CLI, contenders, launch, probeCompanion, probeFloor } from './contenders.mjs';
+import {
+  CLIENT_CORE,
+  cpuMicros,
+  firstJsonLine,
+  freePorts,
+  memory,
+  pinned,
+  spawnNode,
+  stop,
+} from './procs.mjs';
+import { machineInfo, render, writeBenchmarks } from './report.mjs';
+import { percentile } from './stats.mjs';
+
+if (pinned && process.env.BENCH_PINNED !== '1') {
+  const argv = ['-c', CLIENT_CORE, process.execPath, ...process.argv.slice(1)];
+  const child = spawnSync('taskset', argv, { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
+  process.exit(child.status ?? 1);
+}
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 1.5);
+const PROBES = Number(process.env.BENCH_PROBES ?? 150);
+const FAIRNESS_SECONDS = Number(process.env.BENCH_FAIRNESS_SECONDS ?? 4);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const rotate = (list, by) => list.map((_, i) => list[(i + by) % list.length]);
+const say = (text) => process.stderr.write(`${text}\n`);
+
+const began = performance.now();
+const info = machineInfo(CLI);
+const app = spawnNode(CLIENT_CORE, ['bench/app.mjs']);
+const appPorts = await firstJsonLine(app);
+const [refused] = await freePorts(1);
+const tcpHeader = (port) => ({ 'original-tcp-port': String(port) });
+const PATHS = {
+  open: { path: '/osm-healthcheck', headers: tcpHeader(appPorts.tcp) },
+  refused: { path: '/osm-healthcheck', headers: tcpHeader(refused) },
+};
+const CONFIGS = ['open', 'refused'].flatMap((path) =>
+  [10, 100].map((connections) => ({ path, connections })),
+);
+const all = contenders(appPorts, refused);
+const names = all.map((c) => c.name);
+const perName = () => Object.fromEntries(names.map((n) => [n, []]));
+
+const results = {
+  info,
+  rounds: ROUNDS,
+  seconds: SECONDS,
+  probes: PROBES,
+  contenders: names,
+  configs: CONFIGS.map((c) => `${c.path} c${c.connections}`),
+  startupMs: perName(),
+  idle: perName(),
+  loaded: perName(),
+  throughput: Object.fromEntries(CONFIGS.map((c) => [`${c.path} c${c.connections}`, perName()])),
+  overhead: {},
+  fairness: { latencies: [], failures: [], floodRps: [], perRoundP99: [] },
+  grpcStartupMs: [],
+};
+
+/** One autocannon run against a running contender, with the server's CPU time per request. */
+async function loadRun(running, cfg, seconds) {
+  const { path, headers } = PATHS[cfg.path];
+  const before = cpuMicros(running.child.pid);
+  const r = await load({ port: running.healthcheck, path, headers, connections: cfg.connections, seconds });
+  return { ...r, cpuPerRequest: (cpuMicros(running.child.pid) - before) / r.count };
+}
+
+/** Start each contender (interleaved), read memory idle, load it, read memory after load, stop it. */
+async function serverRound(round, record) {
+  const order = rotate(all, round);
+  const running = new Map();
+  for (const c of order) running.set(c.name, await launch(c));
+  await sleep(1000);
+  const idle = new Map(order.map((c) => [c.name, memory(running.get(c.name).child.pid)]));
+  for (const c of order) {
+    for (const path of ['open', 'refused'])
+      await loadRun(running.get(c.name), { path, connections: 100 }, 0.5);
+  }
+  for (const cfg of record ? CONFIGS : []) {
+    for (const c of order) {
+      const r = await loadRun(running.get(c.name), cfg, SECONDS);
+      r.unexpected = r.errors + (cfg.path === 'open' ? r.non2xx : r.ok2xx);
+      // A few odd answers are the machine's (a connect lost under load); many mean the bench is miswired.
+      if (r.unexpected > 0.02 * r.count) throw new Error(`${c.name} ${cfg.path}: ${JSON.stringify(r)}`);
+      results.throughput[`${cfg.path} c${cfg.connections}`][c.name].push(r);
+    }
+  }
+  await sleep(200);
+  for (const c of order) {
+    const { child, startupMs } = running.get(c.name);
+    if (record) {
+      results.startupMs[c.name].push(startupMs);
+      results.idle[c.name].push(idle.get(c.name));
+      results.loaded[c.name].push(memory(child.pid));
+    }
+    await stop(child);
+  }
+}
+
+/** Sequential kubelet-style probes: direct to the app, through the companion, and (TCP) through the floor. */
+function probeKinds(companion, floor) {
+  const [liveness, , startup, healthcheck] = companion.ports;
+  return {
+    HTTP: {
+      direct: () => httpProbe(appPorts.http, '/live'),
+      via: () => httpProbe(liveness, '/osm-liveness-probe/app'),
+    },
+    TCP: {
+      direct: () => tcpProbe(appPorts.tcp),
+      via: () => httpProbe(healthcheck, '/osm-healthcheck', tcpHeader(appPorts.tcp)),
+      floor: () => httpProbe(floor.healthcheck, '/osm-healthcheck', tcpHeader(appPorts.tcp)),
+    },
+    gRPC: { direct: () => grpcProbe(appPorts.grpc), via: () => httpProbe(startup, '/osm-startup-probe/app') },
+  };
+}
+
+async function probeRun(kind, mode, probe, count) {
+  const ms = [];
+  for (let i = 0; i < count; i++) {
+    const r = await probe();
+    if (!r.ok) throw new Error(`${kind} ${mode} probe failed: ${r.status}`);
+    ms.push(r.ms);
+  }
+  return ms;
+}
+
+async function overheadRound(round, kinds) {
+  for (const [kind, modes] of Object.entries(kinds)) {
+    const order = Object.keys(modes);
+    for (const mode of round % 2 === 0 ? order : order.reverse()) {
+      await probeRun(kind, mode, modes[mode], 20);
+      const ms = await probeRun(kind, mode, modes[mode], PROBES);
+      results.overhead[kind] ??= {};
+      results.overhead[kind][mode] ??= [];
+      results.overhead[kind][mode].push({ p50: percentile(ms, 0.5), p99: percentile(ms, 0.99) });
+    }
+  }
+}
+
+/** Liveness probes every 100 ms (timeout 1 s) on the liveness port while /osm-healthcheck is flooded. */
+async function fairnessRound(companion) {
+  const [liveness, , , healthcheck] = companion.ports;
+  const flood = load({ port: healthcheck, ...PATHS.open, connections: 100, seconds: FAIRNESS_SECONDS + 1 });
+  await sleep(500);
+  const args = [String(liveness), '/osm-liveness-probe/app', '100', '1000', String(FAIRNESS_SECONDS)];
+  const { latencies, failures } = await firstJsonLine(spawnNode(CLIENT_CORE, ['bench/prober.mjs', ...args]));
+  const flooded = await flood;
+  results.fairness.latencies.push(...latencies);
+  results.fairness.failures.push(...failures);
+  results.fairness.perRoundP99.push(percentile(latencies, 0.99));
+  results.fairness.floodRps.push(flooded.rps);
+}
+
+say(`osm-healthcheck bench: ${CLI}, ${ROUNDS} rounds, ${SECONDS} s per load run, pinned=${pinned}`);
+say('warm-up (not recorded)');
+await serverRound(0, false);
+const probeTarget = probeCompanion(appPorts);
+const companion = await launch(probeTarget);
+const floor = await launch(probeFloor());
+const kinds = probeKinds(companion, floor);
+// grpc-js and the HTTP paths take a few hundred calls to reach optimised code, on both sides.
+for (const [kind, modes] of Object.entries(kinds)) {
+  for (const [mode, probe] of Object.entries(modes)) await probeRun(kind, mode, probe, 200);
+}
+for (let round = 0; round < ROUNDS; round++) {
+  say(`round ${round + 1}/${ROUNDS}`);
+  await serverRound(round, true);
+  await overheadRound(round, kinds);
+  await fairnessRound(companion);
+  const grpcStart = await launch(probeTarget);
+  results.grpcStartupMs.push(grpcStart.startupMs);
+  await stop(grpcStart.child);
+}
+await Promise.all([stop(companion.child), stop(floor.child), stop(app)]);
+results.info.loadAfter = info.loadNow();
+results.info.elapsedSeconds = Math.round((performance.now() - began) / 1000);
+
+const text = render(results);
+process.stdout.write(`${text}\n`);
+// A run against another build (BENCH_CLI) is for comparison: it does not replace the repo's own numbers.
+if (process.env.BENCH_CLI === undefined) writeBenchmarks(text);
+else say(`BENCH_CLI=${process.env.BENCH_CLI}: BENCHMARKS.md left as it was`);

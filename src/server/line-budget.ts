@@ -1,0 +1,35 @@
+// Caps how many probe-failure lines a flood can write. kubelet's own probes (one per probe per period, a period
+// being >= 1 s) stay far below the cap, so each of their failures is still logged; past it, lines are counted
+// instead and summed up once a second. Time is passed in, so the rule is table-tested without a clock.
+
+export class LineBudget {
+  readonly perSecond: number;
+  private windowStart = Number.NEGATIVE_INFINITY;
+  private used = 0;
+  private refused = 0;
+
+  constructor(perSecond: number) {
+    this.perSecond = perSecond;
+  }
+
+  /** Whether a line may be written at `nowMs`: at most `perSecond` in any window of one second. */
+  take(nowMs: number): boolean {
+    if (nowMs - this.windowStart >= 1000) {
+      this.windowStart = nowMs;
+      this.used = 0;
+    }
+    if (this.used < this.perSecond) {
+      this.used++;
+      return true;
+    }
+    this.refused++;
+    return false;
+  }
+
+  /** How many lines were refused since the last call. */
+  drain(): number {
+    const refused = this.refused;
+    this.refused = 0;
+    return refused;
+  }
+}
