@@ -7,7 +7,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPANION_UID } from '../../src/scheme.js';
-import { bundleCli, type CliBundle } from './cli-bundle.js';
+import { CLI } from '../helpers/cli.js';
 import { APP_PORT, type Backend, backendWorks, IS_ROOT, Lab, NODE, POD, warnUnlessRoot } from './lab.js';
 
 warnUnlessRoot('test/init/bypass.test.ts (init in network namespaces)');
@@ -55,11 +55,8 @@ const WORKS = {
 };
 
 describe.skipIf(!IS_ROOT)('init in network namespaces', () => {
-  let cli: CliBundle;
-  beforeAll(async () => {
-    cli = await bundleCli();
-  });
-  afterAll(() => cli?.remove());
+  // The CLI as shipped: vitest's global setup builds dist/cli.mjs from the current sources.
+  const cli = { path: CLI };
 
   describe.each(SCENARIOS.filter((s) => WORKS[s.backend]))('$name', ({ tag, backend, meshFirst }) => {
     let lab: Lab;

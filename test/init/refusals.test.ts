@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleCli, type CliBundle } from './cli-bundle.js';
+import { CLI } from '../helpers/cli.js';
 import { IS_ROOT, Lab, warnUnlessRoot } from './lab.js';
 
 warnUnlessRoot('test/init/refusals.test.ts (init refusing to run)');
@@ -15,7 +15,7 @@ warnUnlessRoot('test/init/refusals.test.ts (init refusing to run)');
 const NO_NAT = fileURLToPath(new URL('fixtures/no-nat', import.meta.url));
 
 describe.skipIf(!IS_ROOT)('init refuses, changing nothing', () => {
-  let cli: CliBundle;
+  const cli = { path: CLI };
   let lab: Lab;
   let original: string;
   // PATH directories for the init script: `sh` alone, and `sh` with iptables stubs for a kernel without nat.
@@ -23,7 +23,6 @@ describe.skipIf(!IS_ROOT)('init refuses, changing nothing', () => {
   let noNat: string;
 
   beforeAll(async () => {
-    cli = await bundleCli();
     lab = await Lab.create('ref');
     await lab.installMesh('nft');
     original = await lab.ruleset();
@@ -38,7 +37,6 @@ describe.skipIf(!IS_ROOT)('init refuses, changing nothing', () => {
   });
   afterAll(async () => {
     await lab?.close();
-    cli?.remove();
     for (const dir of [bare, noNat]) if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
