@@ -128,6 +128,7 @@ function fromHeaders(probe: Probe, parsed: HeaderParse, site: ProbeSite): ProbeD
     };
   }
   const { target } = parsed;
+  if (target.type === 'self') return unwrap(probe, site);
   const handler =
     target.type === 'tcp'
       ? { tcpSocket: { port: target.port } }

@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from '../log.js';
 import { type ProbeResult, probeBudgetMs } from '../probe/result.js';
 import type { Prober } from '../probe/run.js';
-import type { ListenerRole } from '../scheme.js';
+import { HTTP_PATH_HEADER, type ListenerRole, type ProbeKind } from '../scheme.js';
 import type { ProbeHandler, ProbeTable } from '../table/types.js';
 import { Gate } from './gate.js';
 import { LineBudget } from './line-budget.js';
@@ -136,6 +136,7 @@ export function buildApp(options: AppOptions): App {
     const parsed = parseOriginalHeaders(originalHeaders(req.rawHeaders));
     if (!parsed.ok) return answer(res, 400, `healthcheck: ${parsed.reason}`);
     const { target } = parsed;
+    if (target.type === 'self') return wrappedRoute(req, res, here, target.path);
     if (allowedPorts !== undefined && !allowedPorts.has(target.port)) {
       const list = [...allowedPorts].sort((a, b) => a - b).join(', ') || 'none';
       return answer(res, 403, `healthcheck: port ${target.port} is not allowed; allowed ports: ${list}`);
@@ -146,6 +147,43 @@ export function buildApp(options: AppOptions): App {
         : { type: 'httpGet', scheme: 'HTTP', port: target.port, path: target.path, httpHeaders: [] };
     const fields = () => ({ kind: 'healthcheck', target: `${handler.type}:${target.port}` });
     return run(req, res, gateFor(here), 'healthcheck', handler, timeoutFor(target.port), fields);
+  }
+
+  function probe(
+    req: IncomingMessage,
+    res: ServerResponse,
+    here: ListenerRole | undefined,
+    kind: ProbeKind,
+    container: string | undefined,
+  ) {
+    const selection = selectEntry(table, kind, container);
+    if (!selection.ok) return answer(res, selection.status, `${kind}: ${selection.reason}`);
+    const { entry } = selection;
+    const fields = () => ({
+      kind,
+      container: entry.container,
+      target: `${entry.handler.type}:${entry.handler.port}`,
+    });
+    const label = `${kind} ${entry.container}`;
+    return run(req, res, gateFor(here), label, entry.handler, entry.timeoutSeconds, fields);
+  }
+
+  /** osm-edge's wrap of one of our own probe paths (original-headers.ts): serve that path's entry. */
+  function wrappedRoute(
+    req: IncomingMessage,
+    res: ServerResponse,
+    here: ListenerRole | undefined,
+    wrapped: string,
+  ) {
+    const match = matchPath(wrapped.split('?')[0] ?? wrapped);
+    if (match?.route !== 'probe') {
+      return answer(
+        res,
+        400,
+        `healthcheck: ${HTTP_PATH_HEADER} ${JSON.stringify(wrapped)} names this companion but none of its probe paths`,
+      );
+    }
+    return probe(req, res, here, match.kind, match.container);
   }
 
   function notFound(req: IncomingMessage, res: ServerResponse, here: ListenerRole | undefined, path: string) {
@@ -177,20 +215,9 @@ export function buildApp(options: AppOptions): App {
         return options.isReady()
           ? answer(res, 200, 'ok')
           : answer(res, 503, 'not ready: listeners starting or draining');
-      case 'probe': {
-        const { kind } = match;
-        if (here !== undefined && here !== kind) return notFound(req, res, here, path);
-        const selection = selectEntry(table, kind, match.container);
-        if (!selection.ok) return answer(res, selection.status, `${kind}: ${selection.reason}`);
-        const { entry } = selection;
-        const fields = () => ({
-          kind,
-          container: entry.container,
-          target: `${entry.handler.type}:${entry.handler.port}`,
-        });
-        const label = `${kind} ${entry.container}`;
-        return run(req, res, gateFor(here), label, entry.handler, entry.timeoutSeconds, fields);
-      }
+      case 'probe':
+        if (here !== undefined && here !== match.kind) return notFound(req, res, here, path);
+        return probe(req, res, here, match.kind, match.container);
     }
   }
 

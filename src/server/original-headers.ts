@@ -1,9 +1,19 @@
 // Reads osm-edge's header conventions on /osm-healthcheck into a probe target, or says exactly what is wrong.
 // `Original-Tcp-Port: N` (a rewritten tcpSocket probe) or `Original-Http-Port: N` [+ `Original-Http-Path`].
 
-import { HTTP_PATH_HEADER, HTTP_PORT_HEADER, TCP_PORT_HEADER } from '../scheme.js';
+import {
+  HEALTHCHECK_PATH,
+  HTTP_PATH_HEADER,
+  HTTP_PORT_HEADER,
+  isCompanionPort,
+  TCP_PORT_HEADER,
+} from '../scheme.js';
 
-export type HeaderTarget = { type: 'tcp'; port: number } | { type: 'http'; port: number; path: string };
+export type HeaderTarget =
+  | { type: 'tcp'; port: number }
+  | { type: 'http'; port: number; path: string }
+  /** A companion route wrapped by osm-edge's injector: serve that route as if kubelet had called it. */
+  | { type: 'self'; path: string };
 
 export type HeaderParse = { ok: true; target: HeaderTarget } | { ok: false; reason: string };
 
@@ -58,6 +68,13 @@ function port(name: string, value: string): { port?: number; reason?: string } {
   return { port: n };
 }
 
+function tcpTarget(value: string): HeaderParse {
+  const parsed = port(TCP_PORT_HEADER, value);
+  return parsed.port === undefined
+    ? { ok: false, reason: `${parsed.reason}; ${EXPECTED}` }
+    : { ok: true, target: { type: 'tcp', port: parsed.port } };
+}
+
 export function parseOriginalHeaders(headers: DistinctHeaders): HeaderParse {
   const tcp = single(headers, TCP_PORT_HEADER, TCP_KEY);
   const http = single(headers, HTTP_PORT_HEADER, HTTP_KEY);
@@ -65,6 +82,22 @@ export function parseOriginalHeaders(headers: DistinctHeaders): HeaderParse {
   const repeated = tcp.reason ?? http.reason ?? path.reason;
   if (repeated !== undefined) return { ok: false, reason: repeated };
 
+  // osm-edge's injector wraps every probe it finds, ours included (pkg/injector/health_probes.go): a probe inject
+  // pointed at /osm-<kind>-probe/<c> comes back as Original-Http-Port: 1590x + Original-Http-Path: that path, and
+  // our tcpSocket rewrite keeps its Original-Tcp-Port and gains Original-Http-Port: 15904 + /osm-healthcheck.
+  // Both name the companion itself: unwrap them, so the injectors may run in either order.
+  if (http.value !== undefined && isCompanionPort(Number(http.value)) && PORT_TEXT.test(http.value)) {
+    const wrapped = path.value ?? '/';
+    if (wrapped.split('?')[0] !== HEALTHCHECK_PATH)
+      return { ok: true, target: { type: 'self', path: wrapped } };
+    if (tcp.value === undefined) {
+      return {
+        ok: false,
+        reason: `${HTTP_PORT_HEADER} names this companion's ${HEALTHCHECK_PATH} itself; ${EXPECTED}`,
+      };
+    }
+    return tcpTarget(tcp.value);
+  }
   if (tcp.value !== undefined && http.value !== undefined) {
     return { ok: false, reason: `send either ${TCP_PORT_HEADER} or ${HTTP_PORT_HEADER}, not both` };
   }
@@ -75,10 +108,7 @@ export function parseOriginalHeaders(headers: DistinctHeaders): HeaderParse {
         reason: `${HTTP_PATH_HEADER} goes with ${HTTP_PORT_HEADER}, not ${TCP_PORT_HEADER}`,
       };
     }
-    const parsed = port(TCP_PORT_HEADER, tcp.value);
-    return parsed.port === undefined
-      ? { ok: false, reason: `${parsed.reason}; ${EXPECTED}` }
-      : { ok: true, target: { type: 'tcp', port: parsed.port } };
+    return tcpTarget(tcp.value);
   }
   if (http.value !== undefined) {
     const parsed = port(HTTP_PORT_HEADER, http.value);

@@ -157,6 +157,37 @@ describe('/osm-healthcheck', () => {
     expect(answer.body).toContain(`GET http://127.0.0.1:${web.port}/sick -> 500`);
   });
 
+  it.each([
+    {
+      name: 'a probe path (an HTTP probe inject rewrote)',
+      headers: { 'Original-Http-Port': '15901', 'Original-Http-Path': '/osm-liveness-probe/app' },
+      body: /^liveness app: GET http:\/\/127\.0\.0\.1:\d+\/live -> 200 in \d+ ms$/,
+    },
+    {
+      name: 'the healthcheck with Original-Tcp-Port (a tcpSocket probe inject rewrote)',
+      headers: {
+        'Original-Http-Port': '15904',
+        'Original-Http-Path': '/osm-healthcheck',
+        'Original-Tcp-Port': 'WEB',
+      },
+      body: /^healthcheck: tcp 127\.0\.0\.1:\d+ connected in \d+ ms$/,
+    },
+  ])("serves osm-edge's wrap of $name as the probe itself", async ({ headers, body }) => {
+    const sent = Object.fromEntries(
+      Object.entries(headers).map(([k, v]) => [k, v === 'WEB' ? String(web.port) : v]),
+    );
+    const answer = await get(companion.url('healthcheck', '/osm-healthcheck'), sent);
+    expect(answer.status).toBe(200);
+    expect(answer.body.trim()).toMatch(body);
+  });
+
+  it("answers 400 when osm-edge's wrap names a companion path that is not a probe", async () => {
+    const headers = { 'Original-Http-Port': '15904', 'Original-Http-Path': '/healthz' };
+    const answer = await get(companion.url('healthcheck', '/osm-healthcheck'), headers);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toContain('names this companion but none of its probe paths');
+  });
+
   it('refuses ports the table does not name with 403', async () => {
     const answer = await get(companion.url('healthcheck', '/osm-healthcheck'), { 'Original-Tcp-Port': '22' });
     expect(answer.status).toBe(403);

@@ -23,6 +23,20 @@ describe('parseOriginalHeaders', () => {
       headers: { 'Original-Http-Port': ['80'], 'Original-Http-Path': ['/ready?full=1'] },
       want: { type: 'http', port: 80, path: '/ready?full=1' },
     },
+    {
+      name: "osm-edge's wrap of our probe path",
+      headers: { 'Original-Http-Port': ['15902'], 'Original-Http-Path': ['/osm-readiness-probe/app'] },
+      want: { type: 'self', path: '/osm-readiness-probe/app' },
+    },
+    {
+      name: "osm-edge's wrap of our tcpSocket rewrite",
+      headers: {
+        'Original-Http-Port': ['15904'],
+        'Original-Http-Path': ['/osm-healthcheck'],
+        'Original-Tcp-Port': ['8080'],
+      },
+      want: { type: 'tcp', port: 8080 },
+    },
   ])('accepts $name', ({ headers, want }) => {
     expect(parseOriginalHeaders(h(headers))).toEqual({ ok: true, target: want });
   });
@@ -86,6 +100,11 @@ describe('parseOriginalHeaders', () => {
       name: 'absolute URL as path',
       headers: { 'Original-Http-Port': ['80'], 'Original-Http-Path': ['http://evil/'] },
       reason: 'must be an absolute path',
+    },
+    {
+      name: 'our own healthcheck without a target',
+      headers: { 'Original-Http-Port': ['15904'], 'Original-Http-Path': ['/osm-healthcheck'] },
+      reason: "names this companion's /osm-healthcheck itself",
     },
   ])('refuses $name', ({ headers, reason }) => {
     const parsed = parseOriginalHeaders(h(headers));
