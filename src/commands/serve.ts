@@ -3,12 +3,13 @@
 import { isIP } from 'node:net';
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
+import { parsePortRanges, portSet } from '../ports.js';
 import { preloadGrpc } from '../probe/grpc.js';
 import { runProbe } from '../probe/run.js';
 import { DEFAULT_PORTS, LISTENER_ROLES, type ListenerRole, PROBES_ENV } from '../scheme.js';
 import { buildApp } from '../server/app.js';
 import { type Listeners, listen } from '../server/listeners.js';
-import { allowedPorts, parsePortList, passthroughPort } from '../server/routing.js';
+import { allowedPorts, passthroughPort } from '../server/routing.js';
 import { loadProbeTable } from '../table/load.js';
 import { entries } from '../table/parse.js';
 import type { ProbeEntry } from '../table/types.js';
@@ -76,12 +77,8 @@ async function run(argv: readonly string[]): Promise<void> {
   const portsText = flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS');
   const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenPorts(portsText);
   const allowedText = flagOrEnv(values['allowed-ports'], 'OSM_HEALTHCHECK_ALLOWED_PORTS');
-  let allowedFlag: Set<number> | undefined;
-  if (allowedText !== undefined) {
-    const parsed = parsePortList(allowedText);
-    if (!parsed.ok) throw new UsageError(`--allowed-ports: ${parsed.reason}`);
-    allowedFlag = parsed.ports;
-  }
+  const allowedFlag =
+    allowedText === undefined ? undefined : portSet(parsePortRanges(allowedText, '--allowed-ports'));
   const podIp = process.env.POD_IP?.trim();
   if (podIp !== undefined && podIp !== '' && isIP(podIp) === 0) {
     throw new UsageError(`env POD_IP must be an IP address, got ${describeValue(podIp)}`);

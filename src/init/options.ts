@@ -3,8 +3,8 @@
 
 import { parseFlags } from '../commands/command.js';
 import { describeValue, UsageError } from '../errors.js';
+import { DEFAULT_INIT_PORTS, formatPortRanges, type PortRange, parsePortRanges } from '../ports.js';
 import { COMPANION_UID } from '../scheme.js';
-import { DEFAULT_INIT_PORTS, formatPortRanges, type PortRange, parsePortRanges } from './ports.js';
 
 export const IPV6_MODES = ['auto', 'on', 'off'] as const;
 export type Ipv6Mode = (typeof IPV6_MODES)[number];

@@ -12,7 +12,7 @@ import type { ProbeHandler, ProbeTable } from '../table/types.js';
 import { Gate } from './gate.js';
 import { LineBudget } from './line-budget.js';
 import { originalHeaders, parseOriginalHeaders } from './original-headers.js';
-import { matchPath, pathsFor, selectEntry, timeoutSecondsFor } from './routing.js';
+import { matchPath, pathsFor, portTimeouts, selectEntry } from './routing.js';
 
 export interface AppOptions {
   /** undefined: no table configured; only header-driven probes are served. */
@@ -34,8 +34,6 @@ export interface AppOptions {
 export interface App {
   /** The HTTP server behind the routes: listeners.ts hands it connections, it never listens itself. */
   server: Server;
-  /** Resolves once the routes can serve (at once: nothing is set up asynchronously). */
-  ready(): Promise<void>;
   /** Cuts any connection still open; listeners.ts has normally drained them all by then. */
   close(): Promise<void>;
 }
@@ -75,16 +73,9 @@ export function buildApp(options: AppOptions): App {
     }
     return gate;
   };
-  // Header-driven probes hit the same few ports over and over: decide each one's timeout once.
-  const timeouts = new Map<number, number>();
-  const timeoutFor = (port: number): number => {
-    let seconds = timeouts.get(port);
-    if (seconds === undefined) {
-      seconds = timeoutSecondsFor(table, port);
-      timeouts.set(port, seconds);
-    }
-    return seconds;
-  };
+  // Worked out once from the table: header-driven probes are on the hot path.
+  const timeouts = portTimeouts(table);
+  const timeoutFor = (port: number): number => timeouts.get(port) ?? 1;
 
   const budget = new LineBudget(FAILURE_LINES_PER_SECOND);
   let summaryDue = false;
@@ -247,7 +238,6 @@ export function buildApp(options: AppOptions): App {
 
   return {
     server,
-    ready: async () => {},
     close: async () => server.closeAllConnections(),
   };
 }

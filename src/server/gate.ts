@@ -18,8 +18,4 @@ export class Gate {
   leave(): void {
     this.inFlight--;
   }
-
-  get active(): number {
-    return this.inFlight;
-  }
 }

@@ -92,13 +92,18 @@ export function allowedPorts(
   return new Set(entries(table).map((e) => e.handler.port));
 }
 
-/** A header-driven probe takes the longest timeout the table gives that port; kubelet's default otherwise. */
-export function timeoutSecondsFor(table: ProbeTable | undefined, port: number): number {
-  let seconds = 1;
+/** A header-driven probe takes the longest timeout the table gives that port; kubelet's default (1 s) otherwise. */
+export function portTimeouts(table: ProbeTable | undefined): ReadonlyMap<number, number> {
+  const seconds = new Map<number, number>();
   for (const entry of table === undefined ? [] : entries(table)) {
-    if (entry.handler.port === port) seconds = Math.max(seconds, entry.timeoutSeconds);
+    const port = entry.handler.port;
+    seconds.set(port, Math.max(seconds.get(port) ?? 1, entry.timeoutSeconds));
   }
   return seconds;
+}
+
+export function timeoutSecondsFor(table: ProbeTable | undefined, port: number): number {
+  return portTimeouts(table).get(port) ?? 1;
 }
 
 /**
@@ -111,22 +116,4 @@ export function passthroughPort(table: ProbeTable | undefined, kind: ProbeKind):
     if (entry.handler.type === 'httpGet' && entry.handler.scheme === 'HTTPS') ports.add(entry.handler.port);
   }
   return ports.size === 1 ? [...ports][0] : undefined;
-}
-
-/** `parsePortList('15901,8080-8082')`: a set of ports, or a reason naming the bad item. */
-export function parsePortList(
-  text: string,
-): { ok: true; ports: Set<number> } | { ok: false; reason: string } {
-  const ports = new Set<number>();
-  const items = text.split(',').map((s) => s.trim());
-  for (const item of items) {
-    const m = /^([1-9][0-9]{0,4})(?:-([1-9][0-9]{0,4}))?$/.exec(item);
-    const first = Number(m?.[1]);
-    const last = m?.[2] === undefined ? first : Number(m[2]);
-    if (m === null || first > 65535 || last > 65535 || last < first) {
-      return { ok: false, reason: `"${item}" is not a port 1-65535 or a range such as 8080-8090` };
-    }
-    for (let p = first; p <= last; p++) ports.add(p);
-  }
-  return { ok: true, ports };
 }

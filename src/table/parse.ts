@@ -166,10 +166,6 @@ export function parseProbeTableJson(text: string, source: string): ProbeTable {
   return parseProbeTable(value);
 }
 
-export function emptyTable(): ProbeTable {
-  return { liveness: new Map(), readiness: new Map(), startup: new Map() };
-}
-
 /** Every entry of the table, kind by kind. */
 export function entries(table: ProbeTable): ProbeEntry[] {
   return PROBE_KINDS.flatMap((kind) => [...table[kind].values()]);

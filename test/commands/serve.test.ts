@@ -89,7 +89,7 @@ describe('serve', () => {
       args: ['--allowed-ports', '0'],
       env: {},
       code: 2,
-      message: '--allowed-ports: "0" is not a port',
+      message: '--allowed-ports: 0 is not a port 1-65535',
     },
     {
       name: 'bad --log-level',

@@ -48,7 +48,6 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
     isReady: () => listeners !== undefined,
     maxProbesPerListener: options.maxProbesPerListener ?? 256,
   });
-  await app.ready();
   listeners = await listen({
     ports: { liveness: 0, readiness: 0, startup: 0, healthcheck: 0 },
     http: app.server,

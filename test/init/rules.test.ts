@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { parseUid } from '../../src/init/options.js';
-import { parsePortRanges } from '../../src/init/ports.js';
+import { parsePortRanges } from '../../src/ports.js';
 import { COMPANION_UID } from '../../src/scheme.js';
 
 const RULES = fileURLToPath(new URL('../../init/rules.sh', import.meta.url));

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   allowedPorts,
-  parsePortList,
   passthroughPort,
   pathsFor,
   selectEntry,
@@ -94,20 +93,5 @@ describe('passthroughPort', () => {
     { kind: 'startup', want: undefined },
   ] as const)('$kind -> $want', ({ kind, want }) => {
     expect(passthroughPort(table, kind)).toBe(want);
-  });
-});
-
-describe('parsePortList', () => {
-  it.each([
-    { text: '8080', want: [8080] },
-    { text: '1,65535', want: [1, 65535] },
-    { text: '9000-9002, 80', want: [9000, 9001, 9002, 80] },
-  ])('accepts $text', ({ text, want }) => {
-    expect(parsePortList(text)).toEqual({ ok: true, ports: new Set(want) });
-  });
-  it.each(['', '0', '70000', 'a-b', '9-1', '80,', '-5', '1-70000'])('refuses %j', (text) => {
-    const parsed = parsePortList(text);
-    expect(parsed.ok).toBe(false);
-    if (!parsed.ok) expect(parsed.reason).toMatch(/is not a port 1-65535/);
   });
 });

@@ -1,7 +1,8 @@
-// `init --ports`: "15904,15901-15903" -> merged ranges -> "15901-15904", the list the init script receives.
+// Port lists on the command line: "15904,15901-15903" -> merged ranges -> "15901-15904". `init --ports` hands
+// them to the init script; `serve --allowed-ports` checks header-driven targets against them.
 
-import { describeValue, UsageError } from '../errors.js';
-import { PORT_RANGE } from '../scheme.js';
+import { describeValue, UsageError } from './errors.js';
+import { PORT_RANGE } from './scheme.js';
 
 export interface PortRange {
   first: number;
@@ -13,11 +14,11 @@ export const DEFAULT_INIT_PORTS: readonly PortRange[] = [{ first: PORT_RANGE.fir
 
 const ITEM = /^(\d{1,5})(?:-(\d{1,5}))?$/;
 
-function port(text: string, item: string): number {
+function port(text: string, item: string, flag: string): number {
   const n = Number(text);
   if (text.startsWith('0') || n > 65535) {
     const where = text === item ? '' : ` (in ${describeValue(item)})`;
-    throw new UsageError(`--ports: ${text} is not a port 1-65535${where}`);
+    throw new UsageError(`${flag}: ${text} is not a port 1-65535${where}`);
   }
   return n;
 }
@@ -26,9 +27,9 @@ function port(text: string, item: string): number {
  * Comma-separated ports and ranges (`15901-15904,16000`), sorted, with overlapping and adjacent ranges merged
  * so the script writes one rule per range. Anything else is a UsageError naming the bad item.
  */
-export function parsePortRanges(text: string): PortRange[] {
+export function parsePortRanges(text: string, flag = '--ports'): PortRange[] {
   if (text.trim() === '') {
-    throw new UsageError('--ports is empty; expected ports or ranges like 15901-15904,16000');
+    throw new UsageError(`${flag} is empty; expected ports or ranges like 15901-15904,16000`);
   }
   const ranges = text.split(',').map((raw) => {
     const item = raw.trim();
@@ -36,12 +37,12 @@ export function parsePortRanges(text: string): PortRange[] {
     if (match === null) {
       const where = item === text.trim() ? '' : ` (in ${describeValue(text)})`;
       throw new UsageError(
-        `--ports: ${describeValue(item)} is not a port or a range like 15901-15904${where}`,
+        `${flag}: ${describeValue(item)} is not a port or a range like 15901-15904${where}`,
       );
     }
-    const first = port(match[1] ?? '', item);
-    const last = match[2] === undefined ? first : port(match[2], item);
-    if (first > last) throw new UsageError(`--ports: range ${describeValue(item)} runs backwards`);
+    const first = port(match[1] ?? '', item, flag);
+    const last = match[2] === undefined ? first : port(match[2], item, flag);
+    if (first > last) throw new UsageError(`${flag}: range ${describeValue(item)} runs backwards`);
     return { first, last };
   });
   ranges.sort((a, b) => a.first - b.first);
@@ -55,6 +56,13 @@ export function parsePortRanges(text: string): PortRange[] {
     }
   }
   return merged;
+}
+
+/** Every port the ranges cover. */
+export function portSet(ranges: readonly PortRange[]): Set<number> {
+  const ports = new Set<number>();
+  for (const { first, last } of ranges) for (let p = first; p <= last; p++) ports.add(p);
+  return ports;
 }
 
 /** The script's `--ports` syntax: `15901-15904,16000`. */
