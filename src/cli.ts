@@ -2,9 +2,9 @@
 
 import pkg from '../package.json' with { type: 'json' };
 import type { Command } from './commands/command.js';
-import { HealthcheckError } from './errors.js';
+import { isHealthcheckError } from './errors.js';
 
-// Each command is loaded only when it runs (esbuild splits it into its own chunk): `serve` starts in every pod
+// Each command is loaded only when it runs, from its own file (scripts/build.mjs): `serve` starts in every pod
 // and must not parse the webhook's Fastify, inject's YAML or init's execa (BENCHMARKS.md, start-up).
 interface Entry {
   name: string;
@@ -79,7 +79,7 @@ async function main(argv: readonly string[]): Promise<number> {
     await command.run(rest);
     return 0;
   } catch (err) {
-    if (err instanceof HealthcheckError) {
+    if (isHealthcheckError(err)) {
       process.stderr.write(`osm-healthcheck ${name}: ${err.message} [${err.code}]\n`);
       return err.code === 'OSM_HC_USAGE' ? 2 : 1;
     }

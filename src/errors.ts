@@ -22,6 +22,15 @@ export class HealthcheckError extends Error {
   }
 }
 
+/**
+ * A HealthcheckError by its code, not its class: each command is bundled with its own copy of this module
+ * (scripts/build.mjs), so an error thrown by a command is not an instance of the class cli.ts sees.
+ */
+export function isHealthcheckError(err: unknown): err is HealthcheckError {
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof Error && typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
+}
+
 export class UsageError extends HealthcheckError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('OSM_HC_USAGE', message, options);

@@ -8,7 +8,7 @@ import { type IncomingMessage, request } from 'node:http';
 import type { ClientHttp2Stream } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import { DEFAULT_USER_AGENT } from '../scheme.js';
 import { answered, atHop, describeError, failed, timeoutReason } from './http-outcome.js';
 import {
@@ -28,6 +28,17 @@ import type { ProbeResult, ProbeTarget } from './result.js';
  * passes. 1 MiB covers real apps while keeping one probe's memory bounded.
  */
 const MAX_RESPONSE_HEADER_BYTES = 1 << 20;
+
+let tls: Promise<typeof import('node:tls')> | undefined;
+
+/**
+ * node:tls (with node:crypto behind it) is loaded on the first HTTPS probe only: it costs a plain-HTTP companion
+ * about 5 ms of every start (BENCHMARKS.md). A table with HTTPS entries loads it at start-up instead.
+ */
+export function loadTls(): Promise<typeof import('node:tls')> {
+  tls ??= import('node:tls');
+  return tls;
+}
 
 type Stage = 'connection' | 'TLS handshake' | 'response headers' | 'body' | 'redirect body';
 
@@ -119,15 +130,17 @@ async function exchange(hop: Hop, deadline: Deadline): Promise<Answer | Failed> 
   return exchangeH1(hop, socket, deadline);
 }
 
-function dial(url: URL, deadline: Deadline): Promise<Socket | Failed> {
+async function dial(url: URL, deadline: Deadline): Promise<Socket | Failed> {
   const secure = url.protocol === 'https:';
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const options = { host, port: Number(url.port) || (secure ? 443 : 80), noDelay: true };
+  const tlsConnect = secure ? (await loadTls()).connect : undefined;
   return new Promise((resolve) => {
     // kubelet: InsecureSkipVerify, no client certificate; Go offers h2, http/1.1. No SNI: the host is an IP.
-    const socket = secure
-      ? tlsConnect({ ...options, rejectUnauthorized: false, ALPNProtocols: ['h2', 'http/1.1'] })
-      : netConnect(options);
+    const socket =
+      tlsConnect === undefined
+        ? netConnect(options)
+        : tlsConnect({ ...options, rejectUnauthorized: false, ALPNProtocols: ['h2', 'http/1.1'] });
     const fail = (reason: string) => {
       socket.destroy();
       resolve({ failure: reason });
@@ -135,7 +148,7 @@ function dial(url: URL, deadline: Deadline): Promise<Socket | Failed> {
     // Stays for the socket's life, so no later 'error' is ever unhandled.
     socket.on('error', (err) => fail(describeError(err)));
     deadline.enter('connection', () => fail('timeout'));
-    if (!secure) {
+    if (tlsConnect === undefined) {
       socket.once('connect', () => resolve(socket));
       return;
     }

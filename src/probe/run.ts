@@ -2,8 +2,8 @@
 // so route tests can hand it any Prober.
 
 import type { ProbeHandler } from '../table/types.js';
-import { probeGrpc } from './grpc.js';
-import { probeHttp } from './http.js';
+import { preloadGrpc, probeGrpc } from './grpc.js';
+import { loadTls, probeHttp } from './http.js';
 import type { ProbeResult, ProbeTarget } from './result.js';
 import { probeTcp } from './tcp.js';
 
@@ -23,3 +23,14 @@ export const runProbe: Prober = (handler, target, userAgent) => {
     }
   }
 };
+
+/**
+ * Loads ahead of the first probe what these handlers' probers load lazily (gRPC: a few hundred ms on a small
+ * node; TLS: a few ms), so no probe's budget pays for it and a table without them never does.
+ */
+export async function preloadProbers(handlers: readonly ProbeHandler[]): Promise<void> {
+  const loads: Promise<unknown>[] = [];
+  if (handlers.some((h) => h.type === 'grpc')) loads.push(preloadGrpc());
+  if (handlers.some((h) => h.type === 'httpGet' && h.scheme === 'HTTPS')) loads.push(loadTls());
+  await Promise.all(loads);
+}

@@ -56,6 +56,50 @@ describe('serve', () => {
   });
 
   it.each([
+    { level: 'info', limit: 0 },
+    { level: 'debug', limit: 10 },
+  ])('serves with stack traces off, unless debug logging asks: $level', async ({ level, limit }) => {
+    const report = `process.on('SIGUSR2', () => process.stderr.write('stackTraceLimit ' + Error.stackTraceLimit + '\\n'));`;
+    const { child, output } = await startCli(
+      ['serve', '--log-level', level],
+      { ...EPHEMERAL, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(report)}` },
+      (l) => String(l.msg).startsWith('serving'),
+    );
+    try {
+      child.kill('SIGUSR2');
+      await expect.poll(output).toContain(`stackTraceLimit ${limit}`);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it.each([
+    { name: 'TCP only', handler: { tcpSocket: { port: 1 } }, loaded: [] },
+    { name: 'an HTTPS entry', handler: { httpGet: { port: 1, scheme: 'HTTPS' } }, loaded: ['tls'] },
+    { name: 'a gRPC entry', handler: { grpc: { port: 1 } }, loaded: ['http2', 'tls'] },
+  ])(
+    'loads TLS and gRPC at start-up only for a table that needs them: $name',
+    async ({ handler, loaded }) => {
+      // Reports, as the process exits, which of node's TLS and HTTP/2 modules it ever loaded (grpc-js needs both).
+      const report = `process.on('exit', () => process.stderr.write('loaded ' + JSON.stringify(
+      process.moduleLoadList.filter((m) => m === 'NativeModule tls' || m === 'NativeModule http2')
+        .map((m) => m.slice('NativeModule '.length)).sort()) + '\\n'));`;
+      const { child, output } = await startCli(
+        ['serve'],
+        {
+          ...EPHEMERAL,
+          OSM_HEALTHCHECK_PROBES: JSON.stringify({ readiness: { app: handler } }),
+          NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(report)}`,
+        },
+        (l) => l.msg === 'serving',
+      );
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+      expect(output()).toContain(`loaded ${JSON.stringify(loaded)}`);
+    },
+  );
+
+  it.each([
     {
       name: 'an invalid table',
       args: [],
