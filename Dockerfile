@@ -18,8 +18,9 @@ COPY scripts/build.mjs scripts/
 COPY src src
 RUN node scripts/build.mjs
 
-# Runtime dependencies, production only. dist/cli.mjs bundles everything except gRPC, which it loads from
-# node_modules when the probe table has a gRPC entry (grpc-health-check reads its .proto from its package).
+# Runtime dependencies, production only. dist/ (cli.mjs and one file per command) bundles everything except gRPC,
+# which serve loads from node_modules when the probe table has a gRPC entry (grpc-health-check reads its .proto
+# from its package).
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./

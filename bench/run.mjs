@@ -28,6 +28,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 1.5);
 const PROBES = Number(process.env.BENCH_PROBES ?? 150);
 const FAIRNESS_SECONDS = Number(process.env.BENCH_FAIRNESS_SECONDS ?? 4);
+// V8's memory reducer starts 8 s after the last major GC of a burst; 10 s leaves it time to run.
+const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 10);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const rotate = (list, by) => list.map((_, i) => list[(i + by) % list.length]);
 const say = (text) => process.stderr.write(`${text}\n`);
@@ -59,6 +61,8 @@ const results = {
   startupMs: perName(),
   idle: perName(),
   loaded: perName(),
+  settled: perName(),
+  settleSeconds: SETTLE_SECONDS,
   throughput: Object.fromEntries(CONFIGS.map((c) => [`${c.path} c${c.connections}`, perName()])),
   overhead: {},
   fairness: { latencies: [], failures: [], floodRps: [], perRoundP99: [] },
@@ -94,12 +98,15 @@ async function serverRound(round, record) {
     }
   }
   await sleep(200);
+  const loaded = new Map(order.map((c) => [c.name, memory(running.get(c.name).child.pid)]));
+  if (record) await sleep(SETTLE_SECONDS * 1000);
   for (const c of order) {
     const { child, startupMs } = running.get(c.name);
     if (record) {
       results.startupMs[c.name].push(startupMs);
       results.idle[c.name].push(idle.get(c.name));
-      results.loaded[c.name].push(memory(child.pid));
+      results.loaded[c.name].push(loaded.get(c.name));
+      results.settled[c.name].push(memory(child.pid));
     }
     await stop(child);
   }
