@@ -254,27 +254,25 @@ export function render(r) {
   ].join('\n');
 }
 
-/** Results live between markers named for the Node major that produced them, so runs on 20 and 24 coexist. */
-export function writeBenchmarks(text) {
-  const major = process.versions.node.split('.')[0];
+/**
+ * `current` (BENCHMARKS.md's text) with `text` between the markers of Node `major`: replacing that major's block,
+ * or for a first run on it, added after the other majors' blocks (else at the end). Runs on 20 and 24 coexist.
+ */
+export function placeResults(current, major, text) {
   const start = `<!-- bench:results node${major} -->`;
   const end = `<!-- /bench:results node${major} -->`;
   const block = `${start}\n${text}\n${end}`;
-  const current = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '# Benchmarks\n';
   const from = current.indexOf(start);
   const to = current.indexOf(end);
-  if (from >= 0 && to > from) {
-    writeFileSync(FILE, `${current.slice(0, from)}${block}${current.slice(to + end.length)}`);
-    return;
-  }
-  // A first run on this major: its block goes after the other majors' blocks, else at the end.
+  if (from >= 0 && to > from) return `${current.slice(0, from)}${block}${current.slice(to + end.length)}`;
   const section = `### Node ${major}\n\n${block}`;
   const last = current.lastIndexOf('<!-- /bench:results node');
-  const at = last < 0 ? -1 : current.indexOf('-->', last) + '-->'.length;
-  writeFileSync(
-    FILE,
-    at < 0
-      ? `${current.trimEnd()}\n\n${section}\n`
-      : `${current.slice(0, at)}\n\n${section}${current.slice(at)}`,
-  );
+  if (last < 0) return `${current.trimEnd()}\n\n${section}\n`;
+  const at = current.indexOf('-->', last) + '-->'.length;
+  return `${current.slice(0, at)}\n\n${section}${current.slice(at)}`;
+}
+
+export function writeBenchmarks(text) {
+  const current = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '# Benchmarks\n';
+  writeFileSync(FILE, placeResults(current, process.versions.node.split('.')[0], text));
 }
