@@ -1,38 +1,22 @@
 // `npm run bench` end to end at the smallest settings, so the benchmark keeps working between the runs that
 // fill BENCHMARKS.md. Nothing here judges speed: the numbers of so short a run mean nothing.
 
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.js';
-
-function runBench(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bench/run.mjs'], { cwd: ROOT, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { ROOT, runScript } from '../helpers/cli.js';
 
 describe('bench/run.mjs', () => {
   it('measures every target against the floor and leaves BENCHMARKS.md alone for another build', async () => {
     const before = readFileSync(`${ROOT}BENCHMARKS.md`, 'utf8');
-    const { code, stdout, stderr } = await runBench({
+    const env = {
       BENCH_CLI: 'dist/cli.mjs',
       BENCH_ROUNDS: '1',
       BENCH_SECONDS: '0.2',
       BENCH_SETTLE_SECONDS: '0',
       BENCH_PROBES: '10',
       BENCH_FAIRNESS_SECONDS: '1',
-    });
+    };
+    const { code, stdout, stderr } = await runScript('bench/run.mjs', [], { env, timeoutMs: 170_000 });
     expect(code, stderr).toBe(0);
     for (const target of [
       'throughput open c10 ≥ 0.9× floor (same heap)',

@@ -12,13 +12,21 @@ export interface Exit {
   stderr: string;
 }
 
+interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  timeoutMs?: number;
+}
+
 /** Runs the CLI to completion (killed after `timeoutMs`), feeding `input` on stdin. */
-export function runCli(
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
-): Promise<Exit> {
+export function runCli(args: string[], options: RunOptions = {}): Promise<Exit> {
+  return runScript(CLI, args, options);
+}
+
+/** Runs `node script ...args` from the repo root to completion (killed after `timeoutMs`, default 10 s). */
+export function runScript(script: string, args: string[], options: RunOptions = {}): Promise<Exit> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [script, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...options.env },
     });
