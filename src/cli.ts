@@ -1,6 +1,8 @@
 // osm-healthcheck: argv -> subcommand. The only place that turns errors into exit codes and messages.
 
+import { fileURLToPath } from 'node:url';
 import pkg from '../package.json' with { type: 'json' };
+import { loadBundle } from './command-loader.js';
 import type { Command } from './commands/command.js';
 import { isHealthcheckError } from './errors.js';
 
@@ -17,7 +19,11 @@ const COMMANDS: readonly Entry[] = [
   {
     name: 'serve',
     summary: 'run the companion: kubelet-exact probes on ports 15901-15904',
-    load: async () => (await import('./commands/serve.js')).serveCommand,
+    // Starts in every pod: loaded with the V8 code cache the build wrote beside it (command-loader.ts).
+    load: async () => {
+      const bundle = fileURLToPath(new URL('./commands/serve.script.js', import.meta.url));
+      return (loadBundle(bundle).exports as typeof import('./commands/serve.js')).serveCommand;
+    },
   },
   {
     name: 'inject',

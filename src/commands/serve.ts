@@ -90,7 +90,7 @@ async function run(argv: readonly string[]): Promise<void> {
   const log = createLogger(level);
   let listeners: Listeners | undefined;
   let draining = false;
-  const app = buildApp({
+  const app = await buildApp({
     table,
     allowedPorts: allowedPorts(table, allowedFlag),
     targetHost,
@@ -131,17 +131,14 @@ async function run(argv: readonly string[]): Promise<void> {
       if (draining) return;
       draining = true;
       log.info({ signal }, 'draining');
-      active
-        .close(DRAIN_MS)
-        .then(() => app.close())
-        .finally(() => {
-          process.off('SIGTERM', stop);
-          process.off('SIGINT', stop);
-          Error.stackTraceLimit = stackTraceLimit;
-          log.info('stopped');
-          log.flush();
-          resolve();
-        });
+      Promise.all([active.close(DRAIN_MS), app.close()]).finally(() => {
+        process.off('SIGTERM', stop);
+        process.off('SIGINT', stop);
+        Error.stackTraceLimit = stackTraceLimit;
+        log.info('stopped');
+        log.flush();
+        resolve();
+      });
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);

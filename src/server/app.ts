@@ -1,18 +1,28 @@
-// The companion's routes (DESIGN.md §5) on bare node:http. Builds the server and never listens: listeners.ts
-// binds ports.   kubelet -> HTTP -> this handler -> prober (HTTP / TCP / gRPC) -> app container
-// No framework: five fixed routes don't need one, and Fastify cost 2.6× the floor's start-up (BENCHMARKS.md).
+// The companion's routes (DESIGN.md §5) as one Fastify instance. Builds the app and never listens: listeners.ts
+// binds the four ports and hands plain-HTTP connections to `app.server`.
+//   kubelet -> HTTP -> listener -> Fastify route -> prober (HTTP / TCP / gRPC) -> app container
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from '../log.js';
 import { type ProbeResult, probeBudgetMs } from '../probe/result.js';
 import type { Prober } from '../probe/run.js';
-import { HTTP_PATH_HEADER, type ListenerRole, type ProbeKind } from '../scheme.js';
+import {
+  HEALTHCHECK_PATH,
+  HEALTHZ_PATH,
+  HTTP_PATH_HEADER,
+  type ListenerRole,
+  PROBE_KINDS,
+  type ProbeKind,
+  probePath,
+} from '../scheme.js';
 import type { ProbeHandler, ProbeTable } from '../table/types.js';
 import { Gate } from './gate.js';
 import { LineBudget } from './line-budget.js';
+import { listenerConstraint } from './listener-constraint.js';
 import { originalHeaders, parseOriginalHeaders } from './original-headers.js';
 import { matchPath, pathsFor, portTimeouts, selectEntry } from './routing.js';
+import { LEAN_SCHEMA_CONTROLLER } from './schema-free.js';
 
 export interface AppOptions {
   /** undefined: no table configured; only header-driven probes are served. */
@@ -23,7 +33,7 @@ export interface AppOptions {
   targetHost: string;
   prober: Prober;
   log: Logger;
-  /** Which listener a connection came in on; undefined serves every route. */
+  /** Which listener a connection came in on; a connection with none reaches only /osm-healthcheck. */
   roleOf: (socket: Socket) => ListenerRole | undefined;
   /** True once all four listeners are up and until shutdown starts. */
   isReady: () => boolean;
@@ -33,8 +43,8 @@ export interface AppOptions {
 
 export interface App {
   /** The HTTP server behind the routes: listeners.ts hands it connections, it never listens itself. */
-  server: Server;
-  /** Cuts any connection still open; listeners.ts has normally drained them all by then. */
+  server: import('node:http').Server;
+  /** Fastify's close: requests still arriving on open connections get 503, idle connections are closed. */
   close(): Promise<void>;
 }
 
@@ -52,17 +62,22 @@ const KUBELET_UA = /^kube-probe\/\d+\.\d+$/;
 const FAILURE_LINES_PER_SECOND = 100;
 const TEXT = 'text/plain; charset=utf-8';
 
-function answer(res: ServerResponse, status: number, line: string, allow?: string): void {
-  const body = `${line}\n`;
-  const headers: Record<string, string | number> = {
-    'content-type': TEXT,
-    'content-length': Buffer.byteLength(body),
-  };
-  if (allow !== undefined) headers.allow = allow;
-  res.writeHead(status, headers).end(body);
+type Request = FastifyRequest;
+type Reply = FastifyReply;
+
+function answer(reply: Reply, status: number, line: string): Reply {
+  return reply.code(status).header('content-type', TEXT).send(`${line}\n`);
 }
 
-export function buildApp(options: AppOptions): App {
+/** No route reads a body: rather than drain one before the next request, close the connection after the answer. */
+function closeIfBody(request: Request, reply: Reply): void {
+  const headers = request.headers;
+  if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) {
+    reply.raw.shouldKeepAlive = false;
+  }
+}
+
+export async function buildApp(options: AppOptions): Promise<App> {
   const { table, prober, log, roleOf, allowedPorts } = options;
   const gates = new Map<ListenerRole | undefined, Gate>();
   const gateFor = (role: ListenerRole | undefined): Gate => {
@@ -76,6 +91,7 @@ export function buildApp(options: AppOptions): App {
   // Worked out once from the table: header-driven probes are on the hot path.
   const timeouts = portTimeouts(table);
   const timeoutFor = (port: number): number => timeouts.get(port) ?? 1;
+  const here = (request: Request) => roleOf(request.raw.socket);
 
   const budget = new LineBudget(FAILURE_LINES_PER_SECOND);
   let summaryDue = false;
@@ -94,21 +110,21 @@ export function buildApp(options: AppOptions): App {
   }
 
   async function run(
-    req: IncomingMessage,
-    res: ServerResponse,
-    gate: Gate,
+    request: Request,
+    reply: Reply,
     label: string,
     handler: ProbeHandler,
     timeoutSeconds: number,
     fields: () => Record<string, unknown>,
-  ): Promise<void> {
+  ): Promise<Reply> {
+    const gate = gateFor(here(request));
     if (!gate.enter()) {
       warnFailure(fields, 'too many concurrent probes', 'probe refused');
-      return answer(res, 503, `${label}: refused: ${gate.limit} probes already in flight on this port`);
+      return answer(reply, 503, `${label}: refused: ${gate.limit} probes already in flight on this port`);
     }
     let result: ProbeResult;
     try {
-      const ua = req.headers['user-agent'];
+      const ua = request.headers['user-agent'];
       const userAgent = ua !== undefined && KUBELET_UA.test(ua) ? ua : undefined;
       result = await prober(
         handler,
@@ -120,124 +136,139 @@ export function buildApp(options: AppOptions): App {
     }
     if (result.verdict === 'failure') warnFailure(fields, result.message, 'probe failed');
     else if (log.isLevelEnabled('debug')) log.debug({ ...fields(), result: result.message }, 'probe passed');
-    answer(res, result.status, `${label}: ${result.message}`);
+    return answer(reply, result.status, `${label}: ${result.message}`);
   }
 
-  function healthcheck(req: IncomingMessage, res: ServerResponse, here: ListenerRole | undefined) {
-    const parsed = parseOriginalHeaders(originalHeaders(req.rawHeaders));
-    if (!parsed.ok) return answer(res, 400, `healthcheck: ${parsed.reason}`);
-    const { target } = parsed;
-    if (target.type === 'self') return wrappedRoute(req, res, here, target.path);
-    if (allowedPorts !== undefined && !allowedPorts.has(target.port)) {
-      const list = [...allowedPorts].sort((a, b) => a - b).join(', ') || 'none';
-      return answer(res, 403, `healthcheck: port ${target.port} is not allowed; allowed ports: ${list}`);
-    }
-    const handler: ProbeHandler =
-      target.type === 'tcp'
-        ? { type: 'tcpSocket', port: target.port }
-        : { type: 'httpGet', scheme: 'HTTP', port: target.port, path: target.path, httpHeaders: [] };
-    const fields = () => ({ kind: 'healthcheck', target: `${handler.type}:${target.port}` });
-    return run(req, res, gateFor(here), 'healthcheck', handler, timeoutFor(target.port), fields);
-  }
-
-  function probe(
-    req: IncomingMessage,
-    res: ServerResponse,
-    here: ListenerRole | undefined,
-    kind: ProbeKind,
-    container: string | undefined,
-  ) {
+  function probe(request: Request, reply: Reply, kind: ProbeKind, container: string | undefined) {
     const selection = selectEntry(table, kind, container);
-    if (!selection.ok) return answer(res, selection.status, `${kind}: ${selection.reason}`);
+    if (!selection.ok) return answer(reply, selection.status, `${kind}: ${selection.reason}`);
     const { entry } = selection;
     const fields = () => ({
       kind,
       container: entry.container,
       target: `${entry.handler.type}:${entry.handler.port}`,
     });
-    const label = `${kind} ${entry.container}`;
-    return run(req, res, gateFor(here), label, entry.handler, entry.timeoutSeconds, fields);
+    return run(request, reply, `${kind} ${entry.container}`, entry.handler, entry.timeoutSeconds, fields);
+  }
+
+  function healthcheck(request: Request, reply: Reply) {
+    closeIfBody(request, reply);
+    const parsed = parseOriginalHeaders(originalHeaders(request.raw.rawHeaders));
+    if (!parsed.ok) return answer(reply, 400, `healthcheck: ${parsed.reason}`);
+    const { target } = parsed;
+    if (target.type === 'self') return wrapped(request, reply, target.path);
+    if (allowedPorts !== undefined && !allowedPorts.has(target.port)) {
+      const list = [...allowedPorts].sort((a, b) => a - b).join(', ') || 'none';
+      return answer(reply, 403, `healthcheck: port ${target.port} is not allowed; allowed ports: ${list}`);
+    }
+    const handler: ProbeHandler =
+      target.type === 'tcp'
+        ? { type: 'tcpSocket', port: target.port }
+        : { type: 'httpGet', scheme: 'HTTP', port: target.port, path: target.path, httpHeaders: [] };
+    const fields = () => ({ kind: 'healthcheck', target: `${handler.type}:${target.port}` });
+    return run(request, reply, 'healthcheck', handler, timeoutFor(target.port), fields);
   }
 
   /** osm-edge's wrap of one of our own probe paths (original-headers.ts): serve that path's entry. */
-  function wrappedRoute(
-    req: IncomingMessage,
-    res: ServerResponse,
-    here: ListenerRole | undefined,
-    wrapped: string,
-  ) {
-    const match = matchPath(wrapped.split('?')[0] ?? wrapped);
+  function wrapped(request: Request, reply: Reply, path: string) {
+    const match = matchPath(path.split('?')[0] ?? path);
     if (match?.route !== 'probe') {
       return answer(
-        res,
+        reply,
         400,
-        `healthcheck: ${HTTP_PATH_HEADER} ${JSON.stringify(wrapped)} names this companion but none of its probe paths`,
+        `healthcheck: ${HTTP_PATH_HEADER} ${JSON.stringify(path)} names this companion but none of its probe paths`,
       );
     }
-    return probe(req, res, here, match.kind, match.container);
+    return probe(request, reply, match.kind, match.container);
   }
 
-  function notFound(req: IncomingMessage, res: ServerResponse, here: ListenerRole | undefined, path: string) {
-    const paths = pathsFor(here, table);
-    if (req.method !== 'GET' && req.method !== 'HEAD' && paths.includes(path)) {
-      return answer(res, 405, `method ${req.method} is not allowed on ${path}; use GET`, 'GET, HEAD');
-    }
-    answer(res, 404, `no such path ${JSON.stringify(path)} on this port; paths: ${paths.join(', ')}`);
-  }
-
-  function handle(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
-    // No route reads a body: rather than drain one before the next request, close the connection after the answer.
-    if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) {
-      res.shouldKeepAlive = false;
-    }
-    const url = req.url ?? '/';
-    const query = url.indexOf('?');
-    const path = query < 0 ? url : url.slice(0, query);
-    const here = roleOf(req.socket);
-    const match = matchPath(path);
-    if (match === undefined || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      return notFound(req, res, here, path);
-    }
-    switch (match.route) {
-      case 'healthcheck':
-        return healthcheck(req, res, here);
-      case 'healthz':
-        if (here !== undefined && here !== 'healthcheck') return notFound(req, res, here, path);
-        return options.isReady()
-          ? answer(res, 200, 'ok')
-          : answer(res, 503, 'not ready: listeners starting or draining');
-      case 'probe':
-        if (here !== undefined && here !== match.kind) return notFound(req, res, here, path);
-        return probe(req, res, here, match.kind, match.container);
-    }
-  }
-
-  const server = createServer(
-    {
+  const app = Fastify({
+    loggerInstance: log,
+    // One line per failed probe is the log's job (above); per-request lines and per-request child loggers would
+    // cost more than the probe itself on the hot path.
+    logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (logger) => logger,
+    return503OnClosing: true,
+    // Schema-free routes: Fastify need not load (nor the bundle carry) Ajv or fast-json-stringify.
+    schemaController: LEAN_SCHEMA_CONTROLLER,
+    routerOptions: {
+      // Paths are matched exactly as sent (DESIGN.md §5): no trailing-slash or duplicate-slash folding.
+      ignoreTrailingSlash: false,
+      ignoreDuplicateSlashes: false,
+      // Container names are DNS-1123 labels: at most 63 characters.
+      maxParamLength: 63,
+      constraints: { listener: listenerConstraint((req) => roleOf(req.socket)) },
+    },
+    keepAliveTimeout: LIMITS.keepAliveTimeoutMs,
+    requestTimeout: LIMITS.requestTimeoutMs,
+    bodyLimit: 1,
+    http: {
       maxHeaderSize: LIMITS.maxHeaderBytes,
       headersTimeout: LIMITS.headersTimeoutMs,
-      requestTimeout: LIMITS.requestTimeoutMs,
-      keepAliveTimeout: LIMITS.keepAliveTimeoutMs,
       // Check for slow clients often: the default 30 s would let a slowloris hold sockets for that long.
       connectionsCheckingInterval: 500,
     },
-    (req, res) => {
-      try {
-        handle(req, res)?.catch((err: unknown) => failed(res, err));
-      } catch (err) {
-        failed(res, err);
-      }
+    // A malformed URL or an over-long container name: a plain-text line like every other answer.
+    frameworkErrors: (err, request, reply) => {
+      closeIfBody(request, reply);
+      const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 404 : 400;
+      answer(reply, status, `bad request path: ${err.message}`);
     },
-  );
+  });
 
-  function failed(res: ServerResponse, err: unknown): void {
-    log.error({ err }, 'request failed');
-    if (res.headersSent) res.destroy();
-    else answer(res, 500, `internal error: ${(err as Error)?.message ?? String(err)}`);
+  // A body is never read: without a parser for it, Fastify would answer 415 before the not-found handler runs.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+
+  app.get(HEALTHCHECK_PATH, (request, reply) => healthcheck(request, reply));
+  app.get(HEALTHZ_PATH, { constraints: { listener: 'healthcheck' } }, (request, reply) => {
+    closeIfBody(request, reply);
+    return options.isReady()
+      ? answer(reply, 200, 'ok')
+      : answer(reply, 503, 'not ready: listeners starting or draining');
+  });
+  for (const kind of PROBE_KINDS) {
+    const constraints = { listener: kind };
+    app.get(probePath(kind), { constraints }, (request, reply) => {
+      closeIfBody(request, reply);
+      return probe(request, reply, kind, undefined);
+    });
+    app.get<{ Params: { container: string } }>(
+      `${probePath(kind)}/:container`,
+      { constraints },
+      (request, reply) => {
+        closeIfBody(request, reply);
+        return probe(request, reply, kind, request.params.container);
+      },
+    );
   }
 
+  // Unknown paths, a kind's path on another kind's port, and methods other than GET/HEAD.
+  app.setNotFoundHandler((request, reply) => {
+    closeIfBody(request, reply);
+    const url = request.url;
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
+    const paths = pathsFor(here(request), table);
+    if (request.method !== 'GET' && request.method !== 'HEAD' && paths.includes(path)) {
+      reply.header('allow', 'GET, HEAD');
+      return answer(reply, 405, `method ${request.method} is not allowed on ${path}; use GET`);
+    }
+    return answer(
+      reply,
+      404,
+      `no such path ${JSON.stringify(path)} on this port; paths: ${paths.join(', ')}`,
+    );
+  });
+
+  app.setErrorHandler((err, _request, reply) => {
+    log.error({ err }, 'request failed');
+    return answer(reply, 500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+  });
+
+  await app.ready();
   return {
-    server,
-    close: async () => server.closeAllConnections(),
+    server: app.server,
+    close: () => app.close(),
   };
 }

@@ -8,7 +8,7 @@ import { LISTENER_ROLES, type ListenerRole } from '../scheme.js';
 
 export interface ListenOptions {
   ports: Readonly<Record<ListenerRole, number>>;
-  /** The HTTP server behind the Fastify app; it never listens itself. */
+  /** The HTTP server behind the Fastify app (app.ts); it never listens itself. */
   http: HttpServer;
   /** Which app port a TLS connection on this role's listener goes to; undefined: not passed through. */
   passthrough: (role: ListenerRole) => number | undefined;
@@ -22,7 +22,10 @@ export interface Listeners {
   /** Port actually bound per role (differs from the requested one when that was 0). */
   ports: Record<ListenerRole, number>;
   roleOf(socket: Socket): ListenerRole | undefined;
-  /** Stop accepting, let in-flight requests finish for up to `graceMs`, then cut what is left. */
+  /**
+   * Stop accepting, let in-flight requests finish for up to `graceMs`, then cut what is left. Runs beside the app's
+   * own close (Fastify's: late requests on open connections get 503, and node's timeout sweeper stops).
+   */
   close(graceMs: number): Promise<void>;
 }
 
@@ -112,8 +115,6 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
       } finally {
         clearTimeout(timer);
         clearInterval(sweep);
-        // Stops the sweeper started above; the server was never bound, so close() only reports that.
-        options.http.close(() => {});
       }
     },
   };

@@ -38,7 +38,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
   const targetHost = options.targetHost ?? '127.0.0.1';
   const host = options.host ?? '127.0.0.1';
   let listeners: Listeners | undefined;
-  const app = buildApp({
+  const app = await buildApp({
     table,
     allowedPorts: allowedPorts(table, options.allowed),
     targetHost,
@@ -64,8 +64,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
     logs,
     listeners: bound,
     close: async (graceMs = 1000) => {
-      await bound.close(graceMs);
-      await app.close();
+      await Promise.all([bound.close(graceMs), app.close()]);
     },
   };
 }
