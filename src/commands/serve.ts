@@ -185,7 +185,7 @@ async function run(argv: readonly string[]): Promise<void> {
       waiting = interrupt;
       const started = performance.now();
       log.info(
-        { signal, target: targetHost, ports: watched, graceSeconds },
+        { signal, target: targetHost, appPorts: watched, graceSeconds },
         'waiting for the app to stop before draining',
       );
       void waitForAppGone({

@@ -1,10 +1,10 @@
-// An app that takes longer to stop than the companion's drain: on SIGTERM its readiness answers 503 while it
-// finishes its work, and only after `stopAfterMs` (argv[2]; "never": not at all) does it close its port and exit.
-// Prints "listening <port>", then "stopping" on SIGTERM and "closing" just before its port closes.
+// An app that takes longer to stop than the companion's drain: from SIGTERM on its readiness answers 503 while it
+// finishes its work, and it closes its port and exits only when the test says its work is done ("close" on stdin).
+// Prints "listening <port>", then "stopping" on SIGTERM. Exits when stdin ends, so it never outlives the test.
 
 import { createServer } from 'node:http';
+import { createInterface } from 'node:readline';
 
-const stopAfterMs = process.argv[2] === 'never' ? undefined : Number(process.argv[2]);
 let stopping = false;
 
 const server = createServer((req, res) => {
@@ -21,16 +21,14 @@ server.listen({ port: 0, host: '127.0.0.1' }, () => {
 });
 
 process.on('SIGTERM', () => {
-  if (stopping) return;
   stopping = true;
   process.stdout.write('stopping\n');
-  if (stopAfterMs === undefined) return;
-  setTimeout(() => {
-    process.stdout.write('closing\n');
+});
+
+createInterface({ input: process.stdin })
+  .on('line', (line) => {
+    if (line !== 'close') return;
     server.close(() => process.exit(0));
     server.closeAllConnections();
-  }, stopAfterMs);
-});
-// Never outlive the test that started it.
-process.stdin.on('end', () => process.exit(0));
-process.stdin.resume();
+  })
+  .on('close', () => process.exit(0));

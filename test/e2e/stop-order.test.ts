@@ -71,8 +71,8 @@ interface App {
   when(line: string): Promise<number>;
 }
 
-async function startApp(program: string, stopAfter: string): Promise<App> {
-  const child = spawn(process.execPath, [program, stopAfter], { stdio: ['pipe', 'pipe', 'inherit'] });
+async function startApp(program: string): Promise<App> {
+  const child = spawn(process.execPath, [program], { stdio: ['pipe', 'pipe', 'inherit'] });
   const seen = new Map<string, number>();
   const waiters = new Map<string, (at: number) => void>();
   let onPort: (port: number) => void = () => {};
@@ -118,8 +118,8 @@ describe('stop order: the companion outlives the app it probes', () => {
     program?.remove();
   });
 
-  async function pod(stopAfter: string, args: string[] = []) {
-    const app = await startApp(program.path, stopAfter);
+  async function pod(args: string[] = []) {
+    const app = await startApp(program.path);
     children.push(app.child);
     const table = { readiness: { app: { httpGet: { port: app.port, path: '/ready' } } } };
     const companion = await startCli(
@@ -138,44 +138,48 @@ describe('stop order: the companion outlives the app it probes', () => {
   }
 
   it("keeps answering with the app's own verdict while the app stops, then exits soon after it is gone", async () => {
-    const { app, companion, exited, probing } = await pod(String(APP_STOP_MS));
+    const { app, companion, exited, probing } = await pod();
     // Kubelet: SIGTERM to every container of the pod at once.
     const term = performance.now();
     app.child.kill('SIGTERM');
     companion.child.kill('SIGTERM');
-    const closing = await app.when('closing');
+    const stopping = await app.when('stopping');
+    // The app's remaining work: longer than the companion's drain.
+    await new Promise((resolve) => setTimeout(resolve, APP_STOP_MS));
+    const close = performance.now();
+    app.child.stdin?.write('close\n');
     const { code, at: companionExit } = await exited;
     const probes = await probing.stop();
     const output = companion.output();
 
     expect(code, output).toBe(0);
-    // While the app was up, every probe got the companion's answer: the app's own verdict, never a refusal.
-    const whileUp = probes.filter((p) => p.at < closing);
+    // Until the app closed, every probe got the companion's answer about the app, never a refusal.
+    const whileUp = probes.filter((p) => p.at < close);
     const readiness = whileUp.filter((p) => p.path !== '/healthz');
-    expect(readiness.length).toBeGreaterThanOrEqual(APP_STOP_MS / PERIOD_MS - 5);
     for (const p of readiness) {
-      expect(p.outcome).toMatch(
-        /^(200|503) readiness app: GET http:\/\/127\.0\.0\.1:\d+\/ready -> (200|503) in \d+ ms$/,
-      );
+      expect(p.outcome).toMatch(/^(200|503) readiness app: GET http:\/\/127\.0\.0\.1:\d+\/ready /);
     }
-    const stopping = readiness.filter((p) => p.at > term + 500);
-    expect(stopping.length).toBeGreaterThan(0);
-    for (const p of stopping) expect(p.outcome).toMatch(/^503 readiness app: GET .* -> 503 in \d+ ms$/);
     for (const p of whileUp.filter((p) => p.path === '/healthz')) expect(p.outcome).toMatch(/^200 /);
+    // While it stopped: the app's own 503, passed on (the last one may have met the port closing).
+    const meanwhile = readiness.filter((p) => p.at > stopping);
+    for (const p of meanwhile) expect(p.outcome).toMatch(/^503 /);
+    expect(meanwhile.filter((p) => / -> 503 in \d+ ms$/.test(p.outcome)).length).toBeGreaterThanOrEqual(
+      APP_STOP_MS / PERIOD_MS - 5,
+    );
     // It outlived its own drain, and went soon after the app: one poll, a drain with nothing in flight, exit.
     expect(companionExit - term).toBeGreaterThan(APP_STOP_MS);
-    expect(companionExit - closing).toBeLessThan(2_000);
+    expect(companionExit - close).toBeLessThan(2_000);
     expect(logLine(output, 'waiting for the app to stop before draining')).toMatchObject({
       signal: 'SIGTERM',
       target: '127.0.0.1',
-      ports: [app.port],
+      appPorts: [app.port],
       graceSeconds: 30,
     });
     expect(logLine(output, 'stopped waiting for the app')).toMatchObject({ reason: 'app gone' });
   }, 30_000);
 
   it('exits after the grace and a drain when the app never stops', async () => {
-    const { app, companion, exited, probing } = await pod('never', ['--shutdown-grace', '2']);
+    const { app, companion, exited, probing } = await pod(['--shutdown-grace', '2']);
     const term = performance.now();
     app.child.kill('SIGTERM');
     companion.child.kill('SIGTERM');
@@ -187,7 +191,8 @@ describe('stop order: the companion outlives the app it probes', () => {
     expect(code, output).toBe(0);
     expect(at - term).toBeGreaterThanOrEqual(2_000);
     expect(at - term).toBeLessThan(2_000 + 4_000 + 1_000);
-    for (const p of probes.filter((p) => p.at < term + 1_900 && p.path !== '/healthz')) {
+    // Its listeners stay open for the whole grace, from SIGTERM on: a second of margin for a busy machine.
+    for (const p of probes.filter((p) => p.at < term + 1_000 && p.path !== '/healthz')) {
       expect(p.outcome).toMatch(/^(200|503) readiness app: GET .* -> (200|503) in \d+ ms$/);
     }
     expect(logLine(output, 'stopped waiting for the app')).toMatchObject({ reason: 'grace over' });
