@@ -43,7 +43,7 @@ export function stageCli(root: string): Staged {
       cpSync(join(root, path), join(dir, path), { recursive: true });
     for (const pkg of runtimePackages(root)) {
       const rel = relative(root, pkg);
-      // A package's own node_modules holds only the nested copies it resolves to; those are staged by name.
+      // Without its nested node_modules: the nested packages it needs are in the list themselves.
       cpSync(pkg, join(dir, rel), {
         recursive: true,
         filter: (src) => !relative(pkg, src).split(sep).includes('node_modules'),
