@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # The osm-healthcheck image: the companion (`serve`, the default command) and the init step (`init`) in one.
 # scripts/image-build.sh runs these same steps without a Docker engine; test/image/ keeps the two in step.
 

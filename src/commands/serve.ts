@@ -1,4 +1,5 @@
-// `osm-healthcheck serve`: flags and env -> probe table -> app + listeners; drains on SIGTERM/SIGINT.
+// `osm-healthcheck serve`: flags and env -> probe table -> app + listeners; on SIGTERM waits for the app to go, then
+// drains; on SIGINT drains at once.
 
 import { isIP } from 'node:net';
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
@@ -7,6 +8,13 @@ import { parsePortRanges, portSet } from '../ports.js';
 import { preloadProbers, runProbe } from '../probe/run.js';
 import { DEFAULT_PORTS, LISTENER_ROLES, type ListenerRole, PROBES_ENV } from '../scheme.js';
 import { buildApp } from '../server/app.js';
+import {
+  appPorts,
+  DEFAULT_SHUTDOWN_GRACE_SECONDS,
+  parseShutdownGrace,
+  SHUTDOWN_GRACE_ENV,
+  waitForAppGone,
+} from '../server/app-gone.js';
 import { type Listeners, listen } from '../server/listeners.js';
 import { allowedPorts, passthroughPort } from '../server/routing.js';
 import { loadProbeTable } from '../table/load.js';
@@ -29,9 +37,17 @@ Flags (each also read from the environment variable shown; flags win):
                          (OSM_HEALTHCHECK_ALLOWED_PORTS; default: any; with a table: the table's ports)
   --host ADDRESS         bind address (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
   --log-level LEVEL      ${LOG_LEVELS.join('|')} (OSM_HEALTHCHECK_LOG_LEVEL; default info)
+  --shutdown-grace SECONDS
+                         on SIGTERM, wait at most this long for the app to stop before draining
+                         (${SHUTDOWN_GRACE_ENV}; default ${DEFAULT_SHUTDOWN_GRACE_SECONDS};
+                         inject sets the pod's terminationGracePeriodSeconds)
   --help, --version
 
-Probes run against env POD_IP when set (what kubelet dials), else 127.0.0.1.`;
+Probes run against env POD_IP when set (what kubelet dials), else 127.0.0.1.
+
+On SIGTERM with a probe table, serve keeps answering every probe (and /healthz) until none of the table's ports
+accepts a connection any more (polled every 250 ms) or the grace is over; then it stops accepting, lets in-flight
+probes finish (4 s at most) and exits 0. Without a table, on SIGINT and on a second SIGTERM it drains at once.`;
 
 function parseListenPorts(text: string): Record<ListenerRole, number> {
   const items = text.split(',').map((s) => s.trim());
@@ -65,6 +81,7 @@ async function run(argv: readonly string[]): Promise<void> {
     'allowed-ports': { type: 'string' },
     host: { type: 'string' },
     'log-level': { type: 'string' },
+    'shutdown-grace': { type: 'string' },
   });
   if (positionals.length > 0)
     throw new UsageError(`serve takes no arguments, got ${describeValue(positionals[0])}`);
@@ -83,6 +100,14 @@ async function run(argv: readonly string[]): Promise<void> {
     throw new UsageError(`env POD_IP must be an IP address, got ${describeValue(podIp)}`);
   }
   const targetHost = podIp === undefined || podIp === '' ? '127.0.0.1' : podIp;
+  const graceText = flagOrEnv(values['shutdown-grace'], SHUTDOWN_GRACE_ENV);
+  const graceSeconds =
+    graceText === undefined
+      ? DEFAULT_SHUTDOWN_GRACE_SECONDS
+      : parseShutdownGrace(
+          graceText,
+          values['shutdown-grace'] === undefined ? `env ${SHUTDOWN_GRACE_ENV}` : '--shutdown-grace',
+        );
   const table = await loadProbeTable({ file: values.probes, env: process.env[PROBES_ENV] });
 
   await preloadProbers(table === undefined ? [] : entries(table).map((e) => e.handler));
@@ -126,9 +151,9 @@ async function run(argv: readonly string[]): Promise<void> {
   if (!log.isLevelEnabled('debug')) Error.stackTraceLimit = 0;
   // Handlers go in before the ready line: whoever waits for that line may signal us at once.
   const active = listeners;
+  const watched = appPorts(table);
   const stopped = new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      if (draining) return;
+    const drain = (signal: NodeJS.Signals) => {
       draining = true;
       log.info({ signal }, 'draining');
       Promise.all([active.close(DRAIN_MS), app.close()]).finally(() => {
@@ -138,6 +163,40 @@ async function run(argv: readonly string[]): Promise<void> {
         log.info('stopped');
         log.flush();
         resolve();
+      });
+    };
+    // Kubelet sends SIGTERM to the app at the same time and keeps probing it while it stops: answer until it is
+    // gone. A person's Ctrl-C, or a second SIGTERM, means now.
+    let waiting: AbortController | undefined;
+    const stop = (signal: NodeJS.Signals) => {
+      if (draining) return;
+      if (waiting !== undefined) {
+        waiting.abort(signal);
+        return;
+      }
+      if (signal === 'SIGINT' || watched.length === 0) {
+        drain(signal);
+        return;
+      }
+      const interrupt = new AbortController();
+      waiting = interrupt;
+      const started = performance.now();
+      log.info(
+        { signal, target: targetHost, appPorts: watched, graceSeconds },
+        'waiting for the app to stop before draining',
+      );
+      void waitForAppGone({
+        host: targetHost,
+        ports: watched,
+        graceMs: graceSeconds * 1000,
+        signal: interrupt.signal,
+      }).then((end) => {
+        const reason = end === 'interrupted' ? `${String(interrupt.signal.reason)} while waiting` : end;
+        log.info(
+          { reason, waitedMs: Math.round(performance.now() - started) },
+          'stopped waiting for the app',
+        );
+        drain(signal);
       });
     };
     process.on('SIGTERM', stop);

@@ -11,6 +11,8 @@ describe('npm run demo', () => {
       cwd: ROOT,
       timeout: 20_000,
     });
+    // On all interfaces, so the same app can serve a pod, where kubelet and the companion dial the pod IP.
+    expect(stdout).toMatch(/^example app on (\[::\]|0\.0\.0\.0): http :14001\/live/m);
     expect(stdout).toMatch(/^200 liveness app: GET http:\/\/127\.0\.0\.1:14001\/live -> 200 in \d+ ms$/m);
     expect(stdout).toMatch(/^200 readiness app: tcp 127\.0\.0\.1:14002 connected in \d+ ms$/m);
     expect(stdout).toMatch(/^200 startup app: grpc 127\.0\.0\.1:14003 service "" -> SERVING in \d+ ms$/m);

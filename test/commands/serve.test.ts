@@ -12,7 +12,7 @@ import { get } from '../helpers/client.js';
 const EPHEMERAL = { OSM_HEALTHCHECK_PORTS: '0,0,0,0', OSM_HEALTHCHECK_HOST: '127.0.0.1' };
 
 describe('serve', () => {
-  it('starts, logs the table and its ports, serves probes, and stops cleanly on SIGTERM', async () => {
+  it('starts, logs the table and its ports, serves probes, and stops cleanly on SIGTERM once the app is gone', async () => {
     const app = await httpApp((_req, res) => res.end('ok'));
     const table = JSON.stringify({ liveness: { app: { httpGet: { port: app.port, path: '/live' } } } });
     const { child, line, output } = await startCli(
@@ -26,11 +26,14 @@ describe('serve', () => {
       const answer = await get(`http://127.0.0.1:${ports.liveness}/osm-liveness-probe`);
       expect(answer.status).toBe(200);
       expect((await get(`http://127.0.0.1:${ports.healthcheck}/healthz`)).status).toBe(200);
+      // The app stops first here; test/e2e/stop-order.test.ts has the companion outlive an app still stopping.
+      await app.close();
       const started = Date.now();
       child.kill('SIGTERM');
       const [code] = await once(child, 'exit');
       expect(code).toBe(0);
       expect(Date.now() - started).toBeLessThan(5000);
+      expect(output()).toContain('"reason":"app gone"');
       expect(output()).toContain('"msg":"stopped"');
     } finally {
       child.kill('SIGKILL');
@@ -53,6 +56,41 @@ describe('serve', () => {
     bare.child.kill('SIGINT');
     const [code] = await once(bare.child, 'exit');
     expect(code).toBe(0);
+  });
+
+  it.each([
+    { name: 'SIGINT (a person at a terminal)', signals: ['SIGINT'], waited: undefined },
+    {
+      name: 'a second SIGTERM while waiting',
+      signals: ['SIGTERM', 'SIGTERM'],
+      waited: 'SIGTERM while waiting',
+    },
+    { name: 'SIGINT while waiting', signals: ['SIGTERM', 'SIGINT'], waited: 'SIGINT while waiting' },
+  ])('drains at once, the app still up, on $name', async ({ signals, waited }) => {
+    const app = await httpApp((_req, res) => res.end('ok'));
+    const table = JSON.stringify({ readiness: { app: { httpGet: { port: app.port } } } });
+    const { child, output } = await startCli(
+      ['serve'],
+      { ...EPHEMERAL, OSM_HEALTHCHECK_PROBES: table },
+      (l) => l.msg === 'serving',
+    );
+    try {
+      const [first, second] = signals;
+      child.kill(first as NodeJS.Signals);
+      if (second !== undefined) {
+        await expect.poll(output).toContain('waiting for the app to stop before draining');
+        child.kill(second as NodeJS.Signals);
+      }
+      const started = Date.now();
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(0);
+      expect(Date.now() - started).toBeLessThan(2000);
+      if (waited === undefined) expect(output()).not.toContain('waiting for the app');
+      else expect(output()).toContain(`"reason":"${waited}"`);
+    } finally {
+      child.kill('SIGKILL');
+      await app.close();
+    }
   });
 
   it.each([
@@ -143,6 +181,20 @@ describe('serve', () => {
       message: '--log-level must be one of',
     },
     { name: 'an unknown flag', args: ['--nope'], env: {}, code: 2, message: "Unknown option '--nope'" },
+    {
+      name: 'a bad --shutdown-grace',
+      args: ['--shutdown-grace', '30s'],
+      env: {},
+      code: 2,
+      message: `--shutdown-grace must be a whole number of seconds, 0 or more (the pod's terminationGracePeriodSeconds), got "30s"`,
+    },
+    {
+      name: 'a bad grace env',
+      args: [],
+      env: { OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS: '-1' },
+      code: 2,
+      message: 'env OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS must be a whole number of seconds',
+    },
     {
       name: 'a bad POD_IP',
       args: [],

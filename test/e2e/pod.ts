@@ -4,7 +4,7 @@
 // app. In the node namespace the kubelet stand-in runs the manifest's probes against the pod IP while the test
 // moves the apps through phases. Whatever happens, every process is killed and both namespaces are removed.
 
-import { fileURLToPath } from 'node:url';
+import { stagedCli } from '../helpers/staged-cli.js';
 import { type Backend, Lab, POD } from '../init/lab.js';
 import { type AppConfig, appServers } from './app-config.js';
 import { KubeletStandin, type ProbeCall } from './kubelet-standin.js';
@@ -41,7 +41,8 @@ export interface PodResult {
   transcript: string;
 }
 
-const CLI = fileURLToPath(new URL('../../dist/cli.mjs', import.meta.url));
+/** Staged where the companion's uid can read it, wherever the checkout is (test/helpers/staged-cli.ts). */
+const CLI = stagedCli();
 /** The image's environment (Dockerfile: the node image's PATH, NODE_ENV=production) and nothing else. */
 const IMAGE_ENV = [
   'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',

@@ -3,6 +3,7 @@
 // osm-edge's init container writes it; for the outbound side, an app answering APP and a fake outbound
 // listener answering OUTBOUND. close() kills the listeners and deletes both namespaces.
 
+import { dirname } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 
 export type Backend = 'nft' | 'legacy';
@@ -164,13 +165,16 @@ export class Lab {
     return lab;
   }
 
-  run(ns: string, argv: readonly string[]) {
-    return execa('ip', ['netns', 'exec', ns, ...argv], { reject: false, stdin: 'ignore' });
+  run(ns: string, argv: readonly string[], cwd?: string) {
+    return execa('ip', ['netns', 'exec', ns, ...argv], { reject: false, stdin: 'ignore', cwd });
   }
 
-  /** `osm-healthcheck init ...` inside the pod, as its init container runs it. */
+  /**
+   * `osm-healthcheck init ...` inside the pod, as its init container runs it: from the package root of `cli`
+   * (<root>/dist/cli.mjs), as the image's WORKDIR /app, which a non-root uid can enter even when the checkout can't.
+   */
   init(cli: string, args: readonly string[], prefix: readonly string[] = []) {
-    return this.run(this.pod, [...prefix, process.execPath, cli, 'init', ...args]);
+    return this.run(this.pod, [...prefix, process.execPath, cli, 'init', ...args], dirname(dirname(cli)));
   }
 
   /** The fake proxy and the stand-in companion, listening on all pod addresses (IPv4 and IPv6). */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/cli.js';
+import { stagedCli } from '../helpers/staged-cli.js';
 import { IS_ROOT, Lab, warnUnlessRoot } from './lab.js';
 
 warnUnlessRoot('test/init/refusals.test.ts (init refusing to run)');
@@ -15,7 +15,8 @@ warnUnlessRoot('test/init/refusals.test.ts (init refusing to run)');
 const NO_NAT = fileURLToPath(new URL('fixtures/no-nat', import.meta.url));
 
 describe.skipIf(!IS_ROOT)('init refuses, changing nothing', () => {
-  const cli = { path: CLI };
+  // Staged where uid 65534 can read it, wherever the checkout is (test/helpers/staged-cli.ts).
+  const cli = { path: stagedCli() };
   let lab: Lab;
   let original: string;
   // PATH directories for the init script: `sh` alone, and `sh` with iptables stubs for a kernel without nat.
