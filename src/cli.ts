@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import pkg from '../package.json' with { type: 'json' };
 import { loadBundle } from './command-loader.js';
 import type { Command } from './commands/command.js';
-import { isHealthcheckError } from './errors.js';
+import { type ErrorCode, isHealthcheckError } from './errors.js';
 
 // Each command is loaded only when it runs, from its own file (scripts/build.mjs): `serve` starts in every pod
 // and must not parse the webhook's Fastify, inject's YAML or init's execa (BENCHMARKS.md, start-up).
@@ -13,6 +13,8 @@ interface Entry {
   /** One line for `osm-healthcheck --help`. */
   summary: string;
   load(): Promise<Command>;
+  /** Exit codes other than the usual (2 for OSM_HC_USAGE, 1 for the rest) this command gives an error. */
+  exitCodes?: Partial<Record<ErrorCode, number>>;
 }
 
 const COMMANDS: readonly Entry[] = [
@@ -40,6 +42,13 @@ const COMMANDS: readonly Entry[] = [
     name: 'webhook',
     summary: 'run the mutating admission webhook that applies inject to every new pod',
     load: async () => (await import('./commands/webhook.js')).webhookCommand,
+  },
+  {
+    name: 'check',
+    summary: "run the probe table's probes once and say what kubelet would conclude, and why",
+    load: async () => (await import('./commands/check.js')).checkCommand,
+    // Exit 1 means "a probe failed", so a table check cannot read is told apart from it.
+    exitCodes: { OSM_HC_TABLE: 2 },
   },
 ];
 
@@ -87,7 +96,7 @@ async function main(argv: readonly string[]): Promise<number> {
   } catch (err) {
     if (isHealthcheckError(err)) {
       process.stderr.write(`osm-healthcheck ${name}: ${err.message} [${err.code}]\n`);
-      return err.code === 'OSM_HC_USAGE' ? 2 : 1;
+      return entry.exitCodes?.[err.code] ?? (err.code === 'OSM_HC_USAGE' ? 2 : 1);
     }
     process.stderr.write(
       `osm-healthcheck ${name}: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`,

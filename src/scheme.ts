@@ -30,6 +30,34 @@ export function probePath(kind: ProbeKind, container?: string): string {
   return container === undefined ? base : `${base}/${container}`;
 }
 
+/** The GET kubelet sends the companion in place of an original probe (DESIGN.md §3). */
+export interface CompanionGet {
+  port: number;
+  path: string;
+  headers: ReadonlyArray<{ name: string; value: string }>;
+}
+
+/** An httpGet or grpc probe: `/osm-<kind>-probe/<container>` on its kind's port. */
+export function kindProbeGet(
+  kind: ProbeKind,
+  container: string,
+  ports: Readonly<Record<ListenerRole, number>> = DEFAULT_PORTS,
+): CompanionGet {
+  return { port: ports[kind], path: probePath(kind, container), headers: [] };
+}
+
+/** A tcpSocket probe, in osm-edge's convention: the healthcheck port, the app's port in a header. */
+export function tcpProbeGet(
+  appPort: number,
+  ports: Readonly<Record<ListenerRole, number>> = DEFAULT_PORTS,
+): CompanionGet {
+  return {
+    port: ports.healthcheck,
+    path: HEALTHCHECK_PATH,
+    headers: [{ name: TCP_PORT_HEADER, value: String(appPort) }],
+  };
+}
+
 export function isProbeKind(value: string): value is ProbeKind {
   return (PROBE_KINDS as readonly string[]).includes(value);
 }

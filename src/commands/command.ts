@@ -1,7 +1,8 @@
 // The shape every subcommand has, and flag parsing that reports mistakes as usage errors.
 
+import { isIP } from 'node:net';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { UsageError } from '../errors.js';
+import { describeValue, UsageError } from '../errors.js';
 
 export interface Command {
   name: string;
@@ -29,4 +30,13 @@ export function flagOrEnv(flag: string | undefined, envName: string): string | u
   if (flag !== undefined) return flag;
   const fromEnv = process.env[envName];
   return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
+}
+
+/** Where probes go: env POD_IP when set (what kubelet itself dials), else 127.0.0.1. */
+export function podTargetHost(): string {
+  const podIp = process.env.POD_IP?.trim();
+  if (podIp === undefined || podIp === '') return '127.0.0.1';
+  if (isIP(podIp) === 0)
+    throw new UsageError(`env POD_IP must be an IP address, got ${describeValue(podIp)}`);
+  return podIp;
 }

@@ -1,12 +1,11 @@
 // `osm-healthcheck serve`: flags and env -> probe table -> app + listeners; on SIGTERM waits for the app to go, then
 // drains; on SIGINT drains at once.
 
-import { isIP } from 'node:net';
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
-import { parsePortRanges, portSet } from '../ports.js';
+import { parseListenerPorts, parsePortRanges, portSet } from '../ports.js';
 import { preloadProbers, runProbe } from '../probe/run.js';
-import { DEFAULT_PORTS, LISTENER_ROLES, type ListenerRole, PROBES_ENV } from '../scheme.js';
+import { DEFAULT_PORTS, LISTENER_ROLES, PROBES_ENV } from '../scheme.js';
 import { buildApp } from '../server/app.js';
 import {
   appPorts,
@@ -17,10 +16,11 @@ import {
 } from '../server/app-gone.js';
 import { type Listeners, listen } from '../server/listeners.js';
 import { allowedPorts, passthroughPort } from '../server/routing.js';
+import { describeHandler } from '../table/describe.js';
 import { loadProbeTable } from '../table/load.js';
 import { entries } from '../table/parse.js';
 import type { ProbeEntry } from '../table/types.js';
-import { type Command, flagOrEnv, parseFlags } from './command.js';
+import { type Command, flagOrEnv, parseFlags, podTargetHost } from './command.js';
 
 const DRAIN_MS = 4_000;
 const MAX_PROBES_PER_LISTENER = 256;
@@ -49,29 +49,8 @@ On SIGTERM with a probe table, serve keeps answering every probe (and /healthz) 
 accepts a connection any more (polled every 250 ms) or the grace is over; then it stops accepting, lets in-flight
 probes finish (4 s at most) and exits 0. Without a table, on SIGINT and on a second SIGTERM it drains at once.`;
 
-function parseListenPorts(text: string): Record<ListenerRole, number> {
-  const items = text.split(',').map((s) => s.trim());
-  const numbers = items.map(Number);
-  if (items.length !== 4 || numbers.some((n, i) => !/^\d+$/.test(items[i] ?? '') || n > 65535)) {
-    throw new UsageError(
-      `--ports must be four ports 0-65535 (liveness,readiness,startup,healthcheck), got ${describeValue(text)}`,
-    );
-  }
-  return Object.fromEntries(LISTENER_ROLES.map((role, i) => [role, numbers[i]])) as Record<
-    ListenerRole,
-    number
-  >;
-}
-
 function describeEntry(entry: ProbeEntry): string {
-  const h = entry.handler;
-  const what =
-    h.type === 'httpGet'
-      ? `${h.scheme} :${h.port}${h.path}`
-      : h.type === 'grpc'
-        ? `grpc :${h.port} service=${JSON.stringify(h.service)}`
-        : `tcp :${h.port}`;
-  return `${entry.kind} ${entry.container} -> ${what} (timeout ${entry.timeoutSeconds}s)`;
+  return `${entry.kind} ${entry.container} -> ${describeHandler(entry.handler)} (timeout ${entry.timeoutSeconds}s)`;
 }
 
 async function run(argv: readonly string[]): Promise<void> {
@@ -91,15 +70,11 @@ async function run(argv: readonly string[]): Promise<void> {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
   }
   const portsText = flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS');
-  const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenPorts(portsText);
+  const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenerPorts(portsText);
   const allowedText = flagOrEnv(values['allowed-ports'], 'OSM_HEALTHCHECK_ALLOWED_PORTS');
   const allowedFlag =
     allowedText === undefined ? undefined : portSet(parsePortRanges(allowedText, '--allowed-ports'));
-  const podIp = process.env.POD_IP?.trim();
-  if (podIp !== undefined && podIp !== '' && isIP(podIp) === 0) {
-    throw new UsageError(`env POD_IP must be an IP address, got ${describeValue(podIp)}`);
-  }
-  const targetHost = podIp === undefined || podIp === '' ? '127.0.0.1' : podIp;
+  const targetHost = podTargetHost();
   const graceText = flagOrEnv(values['shutdown-grace'], SHUTDOWN_GRACE_ENV);
   const graceSeconds =
     graceText === undefined

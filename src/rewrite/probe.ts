@@ -2,14 +2,7 @@
 // earlier rewrite. Pure; the caller owns the pod spec and the probe table.
 
 import { describeValue, TableError } from '../errors.js';
-import {
-  DEFAULT_PORTS,
-  HEALTHCHECK_PATH,
-  isCompanionPort,
-  type ProbeKind,
-  probePath,
-  TCP_PORT_HEADER,
-} from '../scheme.js';
+import { isCompanionPort, kindProbeGet, type ProbeKind, tcpProbeGet } from '../scheme.js';
 import type { HeaderParse } from '../server/original-headers.js';
 import type { ProbeEntry, ProbeEntryDocument } from '../table/types.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
@@ -171,17 +164,14 @@ function rewriteTcpSocket(probe: Probe, port: number, site: ProbeSite): ProbeDec
 
 /** osm-edge's convention for tcpSocket probes: one healthcheck port, the app port travels in a header. */
 function tcpTarget(port: number): HTTPGetAction {
-  return {
-    path: HEALTHCHECK_PATH,
-    port: DEFAULT_PORTS.healthcheck,
-    scheme: 'HTTP',
-    httpHeaders: [{ name: TCP_PORT_HEADER, value: String(port) }],
-  };
+  const get = tcpProbeGet(port);
+  return { path: get.path, port: get.port, scheme: 'HTTP', httpHeaders: [...get.headers] };
 }
 
 /** `/osm-<kind>-probe/<container>` on the kind's own port. */
 function kindTarget(site: ProbeSite): HTTPGetAction {
-  return { path: probePath(site.kind, site.container.name), port: DEFAULT_PORTS[site.kind], scheme: 'HTTP' };
+  const get = kindProbeGet(site.kind, site.container.name);
+  return { path: get.path, port: get.port, scheme: 'HTTP' };
 }
 
 /** The probe with its handler swapped for `httpGet` in the same place; every other field is kept. */

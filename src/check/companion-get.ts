@@ -1,0 +1,76 @@
+// One rewritten probe sent to the companion the way kubelet sends it: a plain GET with kubelet's headers, a
+// fresh connection, one deadline, at most 10 KiB of body, the answer judged by kubelet's rule. What kubelet
+// throws away (the companion's one-line body) is kept: it is the reason `check` prints.
+//
+//   check --GET :1590x/osm-<kind>-probe/<container>--> companion --original probe--> app
+
+import { request } from 'node:http';
+import { describeError, verdictFor } from '../probe/http-outcome.js';
+import { MAX_BODY_BYTES } from '../probe/http-request.js';
+import { joinHostPort, type Verdict } from '../probe/result.js';
+import { type CompanionGet, DEFAULT_USER_AGENT } from '../scheme.js';
+
+export interface CompanionAnswer {
+  verdict: Verdict;
+  /** The companion's status; null when it did not answer at all. */
+  status: number | null;
+  /** The companion's body (its one line), or what went wrong on the way to it. */
+  reason: string;
+}
+
+export function companionUrl(host: string, get: CompanionGet): string {
+  return `http://${joinHostPort(host, get.port)}${get.path}`;
+}
+
+/** Never throws: a companion that is down, slow or garbled is a failure with a reason, as kubelet sees it. */
+export function askCompanion(host: string, get: CompanionGet, timeoutMs: number): Promise<CompanionAnswer> {
+  const url = companionUrl(host, get);
+  // kubelet's request (k8s pkg/probe/http/request.go): its User-Agent, Accept */*, no keep-alive.
+  const headers: Record<string, string> = {
+    'User-Agent': DEFAULT_USER_AGENT,
+    Accept: '*/*',
+    Connection: 'close',
+  };
+  for (const { name, value } of get.headers) headers[name] = value;
+  return new Promise((resolve) => {
+    const req = request({ host, port: get.port, path: get.path, method: 'GET', headers, agent: false });
+    const timer = setTimeout(() => fail(`timeout after ${timeoutMs} ms`), timeoutMs);
+    let settled = false;
+    const settle = (answer: CompanionAnswer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      resolve(answer);
+    };
+    const fail = (why: string) =>
+      settle({ verdict: 'failure', status: null, reason: `GET ${url} failed: ${why}` });
+    req.on('response', (res) => {
+      const status = res.statusCode ?? 0;
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      const done = () => {
+        const body = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8').trim();
+        // kubelet's verdict on the status (http.go DoHTTPProbe): 2xx Success, 3xx Warning, else Failure.
+        settle({
+          verdict: verdictFor(status).verdict,
+          status,
+          reason: body === '' ? `HTTP ${status}` : body,
+        });
+      };
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        bytes += chunk.length;
+        if (bytes >= MAX_BODY_BYTES) done();
+      });
+      res.on('end', done);
+      res.on('error', (err) => fail(describeError(err)));
+    });
+    req.on('error', (err) => {
+      const hint =
+        (err as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? ' (is the companion running?)' : '';
+      fail(`${describeError(err)}${hint}`);
+    });
+    req.end();
+  });
+}
