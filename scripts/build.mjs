@@ -100,6 +100,9 @@ const results = await Promise.all([
     format: 'cjs',
     outExtension: { '.js': '.script.js' },
     minify: true,
+    // import() becomes require(): V8 drops a vm.Script's dynamic-import callback when it takes the code cache
+    // (Node 20: ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING), and everything serve loads lazily is CommonJS or built in.
+    supported: { 'dynamic-import': false },
     banner: { js: '(function (exports, require, module, __filename, __dirname) {' },
     footer: { js: '})' },
     plugins: [leanFastify],

@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { constants, Script } from 'node:vm';
+import { Script } from 'node:vm';
 
 export interface Loaded {
   exports: unknown;
@@ -29,11 +29,8 @@ export function loadBundle(file: string): Loaded {
   } catch {
     cachedData = undefined;
   }
-  const script = new Script(source, {
-    filename: file,
-    cachedData,
-    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-  });
+  // No importModuleDynamically: V8 drops it when it takes the cache, so the bundle has no import() (build.mjs).
+  const script = new Script(source, { filename: file, cachedData });
   const module = { exports: {} as unknown };
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper.call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
