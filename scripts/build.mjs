@@ -9,7 +9,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
-const COMMANDS = ['serve', 'inject', 'init', 'webhook'];
+const COMMANDS = ['serve', 'wait', 'inject', 'init', 'webhook'];
 
 const common = {
   outdir: 'dist',

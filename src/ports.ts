@@ -1,8 +1,9 @@
-// Port lists on the command line: "15904,15901-15903" -> merged ranges -> "15901-15904". `init --ports` hands
-// them to the init script; `serve --allowed-ports` checks header-driven targets against them.
+// Ports on the command line. Lists and ranges, "15904,15901-15903" -> merged ranges -> "15901-15904": `init
+// --ports` hands them to the init script; `serve --allowed-ports` checks header-driven targets against them. And
+// the companion's four listen ports (`serve --ports`, `wait --ports`).
 
 import { describeValue, UsageError } from './errors.js';
-import { PORT_RANGE } from './scheme.js';
+import { LISTENER_ROLES, type ListenerRole, PORT_RANGE } from './scheme.js';
 
 export interface PortRange {
   first: number;
@@ -68,4 +69,19 @@ export function portSet(ranges: readonly PortRange[]): Set<number> {
 /** The script's `--ports` syntax: `15901-15904,16000`. */
 export function formatPortRanges(ranges: readonly PortRange[]): string {
   return ranges.map((r) => (r.first === r.last ? `${r.first}` : `${r.first}-${r.last}`)).join(',');
+}
+
+/** `serve --ports` / `wait --ports`: liveness,readiness,startup,healthcheck; 0 lets the system choose (tests). */
+export function parseListenPorts(text: string): Record<ListenerRole, number> {
+  const items = text.split(',').map((s) => s.trim());
+  const numbers = items.map(Number);
+  if (items.length !== 4 || numbers.some((n, i) => !/^\d+$/.test(items[i] ?? '') || n > 65535)) {
+    throw new UsageError(
+      `--ports must be four ports 0-65535 (liveness,readiness,startup,healthcheck), got ${describeValue(text)}`,
+    );
+  }
+  return Object.fromEntries(LISTENER_ROLES.map((role, i) => [role, numbers[i]])) as Record<
+    ListenerRole,
+    number
+  >;
 }

@@ -3,9 +3,9 @@
 import { isIP } from 'node:net';
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
-import { parsePortRanges, portSet } from '../ports.js';
+import { parseListenPorts, parsePortRanges, portSet } from '../ports.js';
 import { preloadProbers, runProbe } from '../probe/run.js';
-import { DEFAULT_PORTS, LISTENER_ROLES, type ListenerRole, PROBES_ENV } from '../scheme.js';
+import { DEFAULT_PORTS, LISTENER_ROLES, PROBES_ENV } from '../scheme.js';
 import { buildApp } from '../server/app.js';
 import { type Listeners, listen } from '../server/listeners.js';
 import { allowedPorts, passthroughPort } from '../server/routing.js';
@@ -32,20 +32,6 @@ Flags (each also read from the environment variable shown; flags win):
   --help, --version
 
 Probes run against env POD_IP when set (what kubelet dials), else 127.0.0.1.`;
-
-function parseListenPorts(text: string): Record<ListenerRole, number> {
-  const items = text.split(',').map((s) => s.trim());
-  const numbers = items.map(Number);
-  if (items.length !== 4 || numbers.some((n, i) => !/^\d+$/.test(items[i] ?? '') || n > 65535)) {
-    throw new UsageError(
-      `--ports must be four ports 0-65535 (liveness,readiness,startup,healthcheck), got ${describeValue(text)}`,
-    );
-  }
-  return Object.fromEntries(LISTENER_ROLES.map((role, i) => [role, numbers[i]])) as Record<
-    ListenerRole,
-    number
-  >;
-}
 
 function describeEntry(entry: ProbeEntry): string {
   const h = entry.handler;
