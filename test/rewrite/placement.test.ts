@@ -3,12 +3,11 @@
 // from 1.16 to 1.33 a rewritten pod that version's API server accepts.
 
 import { describe, expect, it } from 'vitest';
-import { atLeast, type KubeVersion } from '../../src/kube-version.js';
 import { COMPANION_NAME, INIT_NAME, WAIT_COMMAND } from '../../src/rewrite/companion.js';
 import { type ClusterKnowledge, choosePlacement, hasNativeSidecars } from '../../src/rewrite/placement.js';
 import { rewritePodSpec } from '../../src/rewrite/pod.js';
 import type { Container, PodSpec } from '../../src/rewrite/types.js';
-import { PROBE_KINDS } from '../../src/scheme.js';
+import { apiServerRefusals } from '../helpers/api-server.js';
 
 const known = (minor: number, sidecarGate = false): ClusterKnowledge => ({
   state: 'known',
@@ -131,38 +130,6 @@ describe('choosePlacement', () => {
     }
   });
 });
-
-/**
- * What an API server of `version` refuses in a pod spec, for the fields the rewrite writes: pkg/apis/core/
- * validation validateInitContainers ("may not be set for init containers" for probes, and restartPolicy only
- * with the SidecarContainers feature), and the strict decoding of fields a version does not know yet
- * (restartPolicy on containers before 1.28, gRPC probes before 1.24).
- */
-function apiServerRefusals(spec: PodSpec, version: KubeVersion, sidecarGate: boolean): string[] {
-  const refusals: string[] = [];
-  const sidecars = hasNativeSidecars(version, sidecarGate);
-  (spec.initContainers ?? []).forEach((c, i) => {
-    const at = `spec.initContainers[${i}]`;
-    if (c.restartPolicy !== undefined && !sidecars) {
-      refusals.push(
-        atLeast(version, 1, 28) ? `${at}.restartPolicy: Forbidden` : `unknown field "${at}.restartPolicy"`,
-      );
-    }
-    for (const kind of PROBE_KINDS) {
-      if (c[`${kind}Probe`] !== undefined && !(sidecars && c.restartPolicy === 'Always')) {
-        refusals.push(`${at}.${kind}Probe: Forbidden: may not be set for init containers`);
-      }
-    }
-  });
-  for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
-    for (const kind of PROBE_KINDS) {
-      if (c[`${kind}Probe`]?.grpc !== undefined && !atLeast(version, 1, 24)) {
-        refusals.push(`unknown field "${c.name}.${kind}Probe.grpc"`);
-      }
-    }
-  }
-  return refusals;
-}
 
 describe('no version, gate or flag gives a pod the API server refuses', () => {
   // A pod with every probe kind, gRPC among them, and an init container of its own.

@@ -289,7 +289,8 @@ describe('health endpoints', () => {
     const cert = makeTestCert();
     const app = buildWebhookApp({
       tls: cert,
-      rewrite: REWRITE,
+      image: REWRITE.image,
+      placement: () => ({ native: false, reason: 'first' }),
       log: createLogger('silent'),
       isReady: () => false,
     });
