@@ -122,12 +122,15 @@ async function run(argv: readonly string[]): Promise<void> {
     values['sidecar-containers-gate'],
     'OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE',
   );
-  const api = kubeApi(
-    values['kube-api'],
-    flagOrEnv(values['kube-ca'], 'OSM_HEALTHCHECK_KUBE_CA') ?? join(SERVICE_ACCOUNT_DIR, 'ca.crt'),
-    flagOrEnv(values['kube-token-file'], 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE') ??
-      join(SERVICE_ACCOUNT_DIR, 'token'),
-  );
+  // Only --native-sidecar asks the API server anything.
+  const api = nativeSidecar
+    ? kubeApi(
+        values['kube-api'],
+        flagOrEnv(values['kube-ca'], 'OSM_HEALTHCHECK_KUBE_CA') ?? join(SERVICE_ACCOUNT_DIR, 'ca.crt'),
+        flagOrEnv(values['kube-token-file'], 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE') ??
+          join(SERVICE_ACCOUNT_DIR, 'token'),
+      )
+    : undefined;
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
