@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { build } from 'esbuild';
 
-const COMMANDS = ['serve', 'inject', 'init', 'webhook', 'check'];
+const COMMANDS = ['serve', 'wait', 'inject', 'init', 'webhook', 'check'];
 
 // What serve's Fastify never runs, kept out of its bundle (issue 11; test/commands/bundle.test.ts checks it):
 // the schema compilers (app.ts gives Fastify its own, so it never requires these) and light-my-request (inject()

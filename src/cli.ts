@@ -28,6 +28,11 @@ const COMMANDS: readonly Entry[] = [
     },
   },
   {
+    name: 'wait',
+    summary: "wait until the companion listens (the companion's postStart hook)",
+    load: async () => (await import('./commands/wait.js')).waitCommand,
+  },
+  {
     name: 'inject',
     summary: 'rewrite the probes of workload manifests and add the companion',
     load: async () => (await import('./commands/inject.js')).injectCommand,

@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   OSM_HC_LISTEN: 'a companion port could not be bound',
   OSM_HC_TLS: 'a TLS certificate or key could not be loaded',
   OSM_HC_CHECK: 'a probe run by check failed',
+  OSM_HC_WAIT: 'the companion did not answer on /healthz within the wait timeout',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

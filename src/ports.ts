@@ -1,6 +1,6 @@
-// Port lists on the command line: "15904,15901-15903" -> merged ranges -> "15901-15904". `init --ports` hands
-// them to the init script; `serve --allowed-ports` checks header-driven targets against them. And the companion's
-// four listener ports (`serve --ports`, `check --ports`).
+// Ports on the command line. Lists and ranges, "15904,15901-15903" -> merged ranges -> "15901-15904": `init
+// --ports` hands them to the init script; `serve --allowed-ports` checks header-driven targets against them. And
+// the companion's four listen ports (`serve --ports`, `wait --ports`, `check --ports`).
 
 import { describeValue, UsageError } from './errors.js';
 import { LISTENER_ROLES, type ListenerRole, PORT_RANGE } from './scheme.js';
@@ -71,8 +71,8 @@ export function formatPortRanges(ranges: readonly PortRange[]): string {
   return ranges.map((r) => (r.first === r.last ? `${r.first}` : `${r.first}-${r.last}`)).join(',');
 }
 
-/** `--ports L,R,S,H`: the companion's liveness, readiness, startup and healthcheck ports (0: any free port). */
-export function parseListenerPorts(text: string): Record<ListenerRole, number> {
+/** `serve --ports` / `wait --ports` / `check --ports`: liveness,readiness,startup,healthcheck; 0 lets the system choose (tests). */
+export function parseListenPorts(text: string): Record<ListenerRole, number> {
   const items = text.split(',').map((s) => s.trim());
   const numbers = items.map(Number);
   if (items.length !== 4 || numbers.some((n, i) => !/^\d+$/.test(items[i] ?? '') || n > 65535)) {

@@ -74,6 +74,12 @@ export const PROBES_ENV = 'OSM_HEALTHCHECK_PROBES';
 export const OPT_OUT_ANNOTATION = 'osm-healthcheck/rewrite-probes';
 
 /**
+ * The pod's terminationGracePeriodSeconds, which inject writes into the companion's env: after SIGTERM, serve
+ * keeps answering kubelet's probes at most this long while the app shuts down.
+ */
+export const SHUTDOWN_GRACE_ENV = 'OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS';
+
+/**
  * The companion's user: non-root, and distinct from the mesh proxy's (osm-edge 1500, Istio 1337). inject runs the
  * companion as this user and init lets this user's connections to the app past the mesh's outbound redirect.
  */

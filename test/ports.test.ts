@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
-import { formatPortRanges, parsePortRanges, portSet } from '../src/ports.js';
+import { formatPortRanges, parseListenPorts, parsePortRanges, portSet } from '../src/ports.js';
 
 describe('parsePortRanges', () => {
   it.each([
@@ -62,5 +62,35 @@ describe('portSet', () => {
   it('names the flag it parses in every refusal', () => {
     expect(() => parsePortRanges('0', '--allowed-ports')).toThrow('--allowed-ports: 0 is not a port 1-65535');
     expect(() => parsePortRanges('', '--allowed-ports')).toThrow('--allowed-ports is empty');
+  });
+});
+
+describe('parseListenPorts: serve --ports and wait --ports', () => {
+  it.each([
+    {
+      name: 'the defaults',
+      text: '15901,15902,15903,15904',
+      want: { liveness: 15901, readiness: 15902, startup: 15903, healthcheck: 15904 },
+    },
+    {
+      name: 'spaces, and 0 for a port the system chooses',
+      text: ' 0, 0 ,0,0',
+      want: { liveness: 0, readiness: 0, startup: 0, healthcheck: 0 },
+    },
+  ])('$name', ({ text, want }) => {
+    expect(parseListenPorts(text)).toEqual(want);
+  });
+
+  it.each([
+    { name: 'three ports', text: '1,2,3' },
+    { name: 'five ports', text: '1,2,3,4,5' },
+    { name: 'too big', text: '1,2,3,65536' },
+    { name: 'a name', text: '1,2,3,http' },
+    { name: 'an empty item', text: '1,,3,4' },
+    { name: 'a negative port', text: '1,2,3,-4' },
+  ])('refuses $name', ({ text }) => {
+    expect(() => parseListenPorts(text)).toThrow(
+      `--ports must be four ports 0-65535 (liveness,readiness,startup,healthcheck), got ${JSON.stringify(text)}`,
+    );
   });
 });

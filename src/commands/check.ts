@@ -6,7 +6,7 @@ import { formatJson, formatTable, passed, summary } from '../check/report.js';
 import { runDirect, runViaCompanion } from '../check/run.js';
 import { selectEntries } from '../check/select.js';
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
-import { parseListenerPorts } from '../ports.js';
+import { parseListenPorts } from '../ports.js';
 import { DEFAULT_PORTS, LISTENER_ROLES, PROBE_KINDS, PROBES_ENV } from '../scheme.js';
 import { loadProbeTable } from '../table/load.js';
 import { type Command, flagOrEnv, parseFlags, podTargetHost } from './command.js';
@@ -53,7 +53,7 @@ async function run(argv: readonly string[]): Promise<void> {
   const via = values['via-companion'] === true;
   if (values.ports !== undefined && !via) throw new UsageError('--ports goes with --via-companion');
   const portsText = via ? flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS') : undefined;
-  const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenerPorts(portsText);
+  const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenPorts(portsText);
   if (Object.values(ports).includes(0)) {
     throw new UsageError(
       `--ports must name the companion's ports; 0 cannot be dialled, got ${describeValue(portsText)}`,

@@ -2,22 +2,31 @@
 // stderr. All or nothing: on any error nothing reaches stdout.
 
 import { readFile } from 'node:fs/promises';
-import { HealthcheckError, UsageError } from '../errors.js';
+import { describeValue, HealthcheckError, UsageError } from '../errors.js';
+import { parseKubeVersion } from '../kube-version.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { injectManifests, type OutputFormat } from '../rewrite/manifest.js';
+import { type ClusterKnowledge, choosePlacement, NATIVE_SIDECAR_VERSIONS } from '../rewrite/placement.js';
 import { type Command, parseFlags } from './command.js';
 
-const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--native-sidecar] [-o yaml|json]
+const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--native-sidecar] [--kube-version X.Y] [-o yaml|json]
 
 Rewrites the probes of Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers,
 Jobs, CronJobs (and the items of a List) so kubelet asks the osm-healthcheck companion, and adds the
 companion and its init container. Other documents pass through untouched.
 
+The companion goes first among the containers, with a postStart hook (osm-healthcheck wait) that holds the
+next containers back until it listens: this works on every Kubernetes version.
+
 Flags:
-  -f, --filename FILE   manifest to read, YAML or JSON, several documents allowed ("-" or none: stdin)
-      --image IMAGE     image of the companion and init container (default ${DEFAULT_IMAGE})
-      --native-sidecar  run the companion as a native sidecar (init container, restartPolicy: Always)
-  -o, --output FORMAT   yaml (default) or json
+  -f, --filename FILE          manifest to read, YAML or JSON, several documents allowed ("-" or none: stdin)
+      --image IMAGE            image of the companion and init container (default ${DEFAULT_IMAGE})
+      --native-sidecar         run the companion as a native sidecar (init container, restartPolicy: Always)
+                               where the cluster has them: ${NATIVE_SIDECAR_VERSIONS}
+      --kube-version X.Y       the cluster's Kubernetes version (kubectl version): --native-sidecar is then
+                               granted only if it has native sidecars, as the webhook decides; says which on stderr
+      --sidecar-containers-gate  with --kube-version 1.28: the SidecarContainers feature gate is on
+  -o, --output FORMAT          yaml (default) or json
 
 Pod templates annotated osm-healthcheck/rewrite-probes: "false" are left alone.
 Warnings go to stderr; exit code 1 and no output when any document is invalid.`;
@@ -39,6 +48,20 @@ async function readInput(file: string | undefined): Promise<string> {
   }
 }
 
+function clusterOf(kubeVersion: string | undefined, sidecarGate: boolean): ClusterKnowledge {
+  if (kubeVersion === undefined) {
+    if (sidecarGate) throw new UsageError('--sidecar-containers-gate needs --kube-version 1.28');
+    return { state: 'unchecked' };
+  }
+  const version = parseKubeVersion(kubeVersion);
+  if (version === undefined) {
+    throw new UsageError(
+      `--kube-version must be a Kubernetes version such as 1.29 or v1.28.3, got ${describeValue(kubeVersion)}`,
+    );
+  }
+  return { state: 'known', version, sidecarGate };
+}
+
 export const injectCommand: Command = {
   name: 'inject',
   usage: USAGE,
@@ -47,6 +70,8 @@ export const injectCommand: Command = {
       filename: { type: 'string', short: 'f' },
       image: { type: 'string' },
       'native-sidecar': { type: 'boolean', default: false },
+      'kube-version': { type: 'string' },
+      'sidecar-containers-gate': { type: 'boolean', default: false },
       output: { type: 'string', short: 'o', default: 'yaml' },
     });
     if (positionals.length > 0) {
@@ -62,9 +87,16 @@ export const injectCommand: Command = {
     if (image === '' || /\s/.test(image)) {
       throw new UsageError(`inject: --image must be an image reference without spaces, got "${image}"`);
     }
+    const cluster = clusterOf(values['kube-version'], values['sidecar-containers-gate']);
+    const placement = choosePlacement(values['native-sidecar'], cluster);
     const source = await readInput(values.filename);
-    const options = { image, nativeSidecar: values['native-sidecar'] };
+    const options = { image, nativeSidecar: placement.native };
     const { output, warnings } = injectManifests(source, options, format satisfies OutputFormat);
+    // Said whenever a version or a native sidecar was asked about: never a silent choice the cluster may refuse.
+    if (cluster.state === 'known' || values['native-sidecar']) {
+      const risky = cluster.state === 'unchecked';
+      process.stderr.write(`${risky ? 'warning' : 'note'}: ${placement.reason}\n`);
+    }
     for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write(output);
   },

@@ -3,15 +3,14 @@
 
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
-import { parseListenerPorts, parsePortRanges, portSet } from '../ports.js';
+import { parseListenPorts, parsePortRanges, portSet } from '../ports.js';
 import { preloadProbers, runProbe } from '../probe/run.js';
-import { DEFAULT_PORTS, LISTENER_ROLES, PROBES_ENV } from '../scheme.js';
+import { DEFAULT_PORTS, LISTENER_ROLES, PROBES_ENV, SHUTDOWN_GRACE_ENV } from '../scheme.js';
 import { buildApp } from '../server/app.js';
 import {
   appPorts,
   DEFAULT_SHUTDOWN_GRACE_SECONDS,
   parseShutdownGrace,
-  SHUTDOWN_GRACE_ENV,
   waitForAppGone,
 } from '../server/app-gone.js';
 import { type Listeners, listen } from '../server/listeners.js';
@@ -70,7 +69,7 @@ async function run(argv: readonly string[]): Promise<void> {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
   }
   const portsText = flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS');
-  const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenerPorts(portsText);
+  const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenPorts(portsText);
   const allowedText = flagOrEnv(values['allowed-ports'], 'OSM_HEALTHCHECK_ALLOWED_PORTS');
   const allowedFlag =
     allowedText === undefined ? undefined : portSet(parsePortRanges(allowedText, '--allowed-ports'));

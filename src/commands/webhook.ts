@@ -1,13 +1,17 @@
 // `osm-healthcheck webhook`: flags -> the mutating admission webhook (src/webhook), until SIGTERM or SIGINT.
 
+import { join } from 'node:path';
 import { describeValue, UsageError } from '../errors.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
+import { NATIVE_SIDECAR_VERSIONS } from '../rewrite/placement.js';
 import { MUTATE_PATH } from '../webhook/app.js';
+import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import { startWebhook } from '../webhook/server.js';
 import { type Command, flagOrEnv, parseFlags } from './command.js';
 
 const DEFAULT_PORT = 9443;
+const VERSION_TIMEOUT_MS = 5_000;
 
 const usage = `Usage: osm-healthcheck webhook --tls-cert FILE --tls-key FILE [flags]
 
@@ -22,7 +26,18 @@ Flags (each also read from the environment variable shown; flags win):
   --host ADDRESS       bind address                (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
   --image IMAGE        image of the companion and init container
                        (OSM_HEALTHCHECK_IMAGE; default ${DEFAULT_IMAGE})
-  --native-sidecar     run the companion as a native sidecar (OSM_HEALTHCHECK_NATIVE_SIDECAR=true)
+  --native-sidecar     run the companion as a native sidecar where the cluster has them
+                       (${NATIVE_SIDECAR_VERSIONS}), learnt from the API server's
+                       GET /version; until it is known, and elsewhere, the companion goes first among the
+                       containers with a postStart hook (OSM_HEALTHCHECK_NATIVE_SIDECAR=true)
+  --sidecar-containers-gate
+                       the API server runs 1.28 with the SidecarContainers feature gate on
+                       (OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE=true)
+  --kube-api URL       the API server, for --native-sidecar (OSM_HEALTHCHECK_KUBE_API;
+                       default https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
+  --kube-ca FILE       its CA (OSM_HEALTHCHECK_KUBE_CA; default ${SERVICE_ACCOUNT_DIR}/ca.crt)
+  --kube-token-file FILE
+                       bearer token (OSM_HEALTHCHECK_KUBE_TOKEN_FILE; default ${SERVICE_ACCOUNT_DIR}/token)
   --log-level LEVEL    ${LOG_LEVELS.join('|')} (OSM_HEALTHCHECK_LOG_LEVEL; default info)
   --help, --version`;
 
@@ -37,6 +52,29 @@ function parsePort(text: string): number {
     throw new UsageError(`--port must be a port 0-65535, got ${describeValue(text)}`);
   }
   return port;
+}
+
+/** A boolean flag, else its environment variable (true/false/1/0), else false. */
+function flagOrEnvBoolean(flag: boolean | undefined, env: string): boolean {
+  if (flag !== undefined) return flag;
+  const text = flagOrEnv(undefined, env);
+  return text === undefined ? false : parseBoolean(text, env);
+}
+
+/** --kube-api, else the in-cluster address; an API server spoken to without TLS would be anyone's. */
+function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): KubeApi | undefined {
+  const text = flagOrEnv(flag, 'OSM_HEALTHCHECK_KUBE_API') ?? inClusterUrl(process.env);
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--kube-api must be an https:// URL, got ${describeValue(text)}`);
+  }
+  if (url.protocol !== 'https:') {
+    throw new UsageError(`--kube-api must be an https:// URL, got ${describeValue(text)}`);
+  }
+  return { url: url.origin, caFile, tokenFile };
 }
 
 function parseBoolean(text: string, name: string): boolean {
@@ -54,6 +92,10 @@ async function run(argv: readonly string[]): Promise<void> {
     host: { type: 'string' },
     image: { type: 'string' },
     'native-sidecar': { type: 'boolean' },
+    'sidecar-containers-gate': { type: 'boolean' },
+    'kube-api': { type: 'string' },
+    'kube-ca': { type: 'string' },
+    'kube-token-file': { type: 'string' },
     'log-level': { type: 'string' },
   });
   if (positionals.length > 0) {
@@ -75,10 +117,20 @@ async function run(argv: readonly string[]): Promise<void> {
   if (/\s/.test(image)) {
     throw new UsageError(`--image must be an image reference without spaces, got ${describeValue(image)}`);
   }
-  const nativeEnv = flagOrEnv(undefined, 'OSM_HEALTHCHECK_NATIVE_SIDECAR');
-  const nativeSidecar =
-    values['native-sidecar'] ??
-    (nativeEnv === undefined ? false : parseBoolean(nativeEnv, 'OSM_HEALTHCHECK_NATIVE_SIDECAR'));
+  const nativeSidecar = flagOrEnvBoolean(values['native-sidecar'], 'OSM_HEALTHCHECK_NATIVE_SIDECAR');
+  const sidecarGate = flagOrEnvBoolean(
+    values['sidecar-containers-gate'],
+    'OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE',
+  );
+  // Only --native-sidecar asks the API server anything.
+  const api = nativeSidecar
+    ? kubeApi(
+        values['kube-api'],
+        flagOrEnv(values['kube-ca'], 'OSM_HEALTHCHECK_KUBE_CA') ?? join(SERVICE_ACCOUNT_DIR, 'ca.crt'),
+        flagOrEnv(values['kube-token-file'], 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE') ??
+          join(SERVICE_ACCOUNT_DIR, 'token'),
+      )
+    : undefined;
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
@@ -90,7 +142,22 @@ async function run(argv: readonly string[]): Promise<void> {
     keyFile,
     port,
     host: flagOrEnv(values.host, 'OSM_HEALTHCHECK_HOST'),
-    rewrite: { image, nativeSidecar },
+    image,
+    ...(nativeSidecar
+      ? {
+          nativeSidecar: {
+            sidecarGate,
+            fetchVersion: () =>
+              api === undefined
+                ? Promise.reject(
+                    new Error(
+                      'no API server to ask: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given',
+                    ),
+                  )
+                : fetchVersion(api, VERSION_TIMEOUT_MS),
+          },
+        }
+      : {}),
     log,
   });
   // Kubernetes stops sending admissions once the endpoint is gone (the Deployment's preStop sleep covers the

@@ -8,6 +8,7 @@ import {
   LISTENER_ROLES,
   type ListenerRole,
   PROBES_ENV,
+  SHUTDOWN_GRACE_ENV,
 } from '../scheme.js';
 import type { ProbeTableDocument } from '../table/types.js';
 import type { Container } from './types.js';
@@ -36,10 +37,33 @@ export const PORT_NAMES: Readonly<Record<ListenerRole, string>> = {
 const HEALTHZ = { httpGet: { path: HEALTHZ_PATH, port: DEFAULT_PORTS.healthcheck } };
 
 /**
- * `native`: an init container with `restartPolicy: Always` (KEP-753), so kubelet waits for its startupProbe
- * before starting the next container and the companion is listening before any app probe runs.
+ * The companion's postStart hook. Exec hooks run their command as is, without the image's entrypoint
+ * (`tini -- node /app/dist/cli.mjs`, Dockerfile), so the hook names node and the CLI itself.
  */
-export function companionContainer(image: string, table: ProbeTableDocument, native: boolean): Container {
+export const WAIT_COMMAND: readonly string[] = ['node', '/app/dist/cli.mjs', 'wait'];
+
+/** Kubernetes' default terminationGracePeriodSeconds (pkg/apis/core/v1/defaults.go). */
+export const DEFAULT_GRACE_SECONDS = 30;
+
+export interface CompanionOptions {
+  image: string;
+  table: ProbeTableDocument;
+  /**
+   * true: an init container with `restartPolicy: Always` (KEP-753); kubelet starts the next container only once
+   * its startupProbe passed. false: the first app container, with `wait` as its postStart hook; kubelet starts
+   * the next container only once the hook returned. Either way the companion listens before any app probe runs.
+   */
+  native: boolean;
+  /** The pod's terminationGracePeriodSeconds: how long serve may keep answering while the app shuts down. */
+  shutdownGraceSeconds: number;
+}
+
+export function companionContainer({
+  image,
+  table,
+  native,
+  shutdownGraceSeconds,
+}: CompanionOptions): Container {
   return {
     name: COMPANION_NAME,
     image,
@@ -50,7 +74,9 @@ export function companionContainer(image: string, table: ProbeTableDocument, nat
       { name: PROBES_ENV, value: JSON.stringify(table) },
       // What kubelet would have dialled: the companion probes the app at the pod IP, not at 127.0.0.1.
       { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+      { name: SHUTDOWN_GRACE_ENV, value: String(shutdownGraceSeconds) },
     ],
+    ...(native ? {} : { lifecycle: { postStart: { exec: { command: [...WAIT_COMMAND] } } } }),
     resources: structuredClone(COMPANION_RESOURCES),
     securityContext: {
       runAsNonRoot: true,

@@ -4,8 +4,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describeValue, TableError } from '../errors.js';
 import { OPT_OUT_ANNOTATION, PROBE_KINDS, PROBES_ENV } from '../scheme.js';
-import type { ProbeTable, ProbeTableDocument } from '../table/types.js';
-import { COMPANION_NAME, companionContainer, INIT_NAME, initContainer } from './companion.js';
+import type { ProbeTable } from '../table/types.js';
+import {
+  COMPANION_NAME,
+  companionContainer,
+  DEFAULT_GRACE_SECONDS,
+  INIT_NAME,
+  initContainer,
+} from './companion.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
 import { decideProbe, probeField } from './probe.js';
 import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
@@ -95,26 +101,43 @@ export function rewritePodSpec(
       `${resource}: native sidecar ${[...sidecarsProbed].map((name) => `"${name}"`).join(', ')} has probes answered by the companion, so the companion runs as a native sidecar too`,
     );
   }
-  const result = withCompanion(next, options.image, table, native);
+  const shutdownGraceSeconds = graceSeconds(next, resource);
+  const companion = companionContainer({ image: options.image, table, native, shutdownGraceSeconds });
+  const result = withCompanion(next, options.image, companion, native);
   return { spec: result, table, warnings, changed: !isDeepStrictEqual(spec, result) };
 }
 
+/** The pod's terminationGracePeriodSeconds, Kubernetes' default when unset. */
+function graceSeconds(spec: PodSpec, resource: string): number {
+  const value = spec.terminationGracePeriodSeconds;
+  if (value === undefined || value === null) return DEFAULT_GRACE_SECONDS;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new ManifestError(
+      resource,
+      ['terminationGracePeriodSeconds'],
+      `must be a whole number of seconds, 0 or more, got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
 /**
- * Our init container first (a run-to-completion step: the iptables bypass exists before anything listens),
- * then the native-sidecar companion, then the pod's own init containers, so the companion is up before every
- * sidecar and app container whose probes it answers. Without native sidecars the companion goes last in
- * `containers`. Earlier copies of both are replaced, so a new image or placement takes effect.
+ * Our init container first (a run-to-completion step: the iptables bypass exists before anything listens).
+ * Kubelet starts the rest in order and waits, before the next, for a native sidecar's startupProbe and for a
+ * container's postStart hook; so the companion goes either right after our init container, as a native
+ * sidecar, or first among the containers, with `wait` as its postStart hook. Either way it listens before every
+ * sidecar and app container whose probes it answers starts. Earlier copies of both are replaced wherever they
+ * were (earlier releases put the companion last), so a new image or placement takes effect.
  */
-function withCompanion(spec: PodSpec, image: string, table: ProbeTableDocument, native: boolean): PodSpec {
+function withCompanion(spec: PodSpec, image: string, companion: Container, native: boolean): PodSpec {
   const notOurs = (list: Container[] | undefined) =>
     (list ?? []).filter((container) => !isInjectedContainer(container.name ?? ''));
-  const companion = companionContainer(image, table, native);
   const initContainers = [
     initContainer(image),
     ...(native ? [companion] : []),
     ...notOurs(spec.initContainers),
   ];
-  const containers = [...notOurs(spec.containers), ...(native ? [] : [companion])];
+  const containers = [...(native ? [] : [companion]), ...notOurs(spec.containers)];
   // Key order is kept; a new `initContainers` goes just before `containers`, where manifests usually have it.
   const hadInit = Object.hasOwn(spec, 'initContainers');
   return Object.fromEntries(

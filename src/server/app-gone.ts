@@ -8,7 +8,6 @@ import { describeValue, UsageError } from '../errors.js';
 import { entries } from '../table/parse.js';
 import type { ProbeTable } from '../table/types.js';
 
-export const SHUTDOWN_GRACE_ENV = 'OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS';
 /** Kubernetes' default terminationGracePeriodSeconds. */
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 30;
 // Kubelet probes every second at the fastest: a quarter of that notices the app gone well before its next probe.

@@ -5,14 +5,17 @@ import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from '../log.js';
 import { ManifestError } from '../rewrite/manifest-error.js';
-import type { RewriteOptions } from '../rewrite/types.js';
+import type { Placement } from '../rewrite/placement.js';
 import { admit } from './admit.js';
 import type { KeyPair } from './certificate.js';
 import { admissionReview, parseAdmissionReview } from './review.js';
 
 export interface WebhookAppOptions {
   tls: Pick<KeyPair, 'cert' | 'key'>;
-  rewrite: RewriteOptions;
+  /** Image of the companion and init container. */
+  image: string;
+  /** Where the companion goes, asked at each admission: what is known of the cluster may change meanwhile. */
+  placement: () => Placement;
   log: Logger;
   /** True once listening and until shutdown starts. */
   isReady: () => boolean;
@@ -77,11 +80,16 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     const parsed = parseAdmissionReview(request.body);
     if (!parsed.ok) return rejected(reply, 400, parsed.reason);
     const { uid, namespace, operation } = parsed.request;
-    const { response, summary, error } = admit(parsed.request, options.rewrite);
+    const placement = options.placement();
+    const rewrite = { image: options.image, nativeSidecar: placement.native };
+    const { response, summary, error } = admit(parsed.request, rewrite);
     const fields = {
       uid,
       namespace,
       ...summary,
+      ...(summary.result === 'patched'
+        ? { companion: placement.native ? 'native sidecar' : 'first container' }
+        : {}),
       operation,
       ...(response.warnings === undefined ? {} : { warnings: response.warnings }),
       durationMs: elapsed(reply),

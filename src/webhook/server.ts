@@ -2,10 +2,12 @@
 // the TLS server's setSecureContext, so new connections get the new pair and open ones keep theirs.
 
 import { HealthcheckError } from '../errors.js';
+import type { KubeVersion } from '../kube-version.js';
 import type { Logger } from '../log.js';
-import type { RewriteOptions } from '../rewrite/types.js';
+import { choosePlacement } from '../rewrite/placement.js';
 import { buildWebhookApp, type WebhookApp } from './app.js';
 import { type KeyPair, loadKeyPair, watchKeyPair } from './certificate.js';
+import { type Backoff, learnClusterVersion } from './cluster-version.js';
 
 export interface WebhookOptions {
   certFile: string;
@@ -13,7 +15,13 @@ export interface WebhookOptions {
   port: number;
   /** Bind address; default `::` (dual stack), or 0.0.0.0 where IPv6 is off. */
   host?: string | undefined;
-  rewrite: RewriteOptions;
+  /** Image of the companion and init container it adds. */
+  image: string;
+  /**
+   * --native-sidecar: the companion as a native sidecar where the cluster has them, learnt from the API server.
+   * Absent: always first among the containers, with its postStart hook.
+   */
+  nativeSidecar?: { sidecarGate: boolean; fetchVersion: () => Promise<KubeVersion>; backoff?: Backoff };
   log: Logger;
   reload?: { debounceMs: number; pollMs: number };
 }
@@ -33,13 +41,29 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   let pair = await loadKeyPair(options.certFile, options.keyFile);
   let listening = false;
   let draining = false;
+  const { nativeSidecar } = options;
+  // Asked for while the webhook starts, never awaited: admissions go on meanwhile, the companion placed first.
+  const cluster =
+    nativeSidecar === undefined
+      ? undefined
+      : learnClusterVersion({
+          fetch: nativeSidecar.fetchVersion,
+          sidecarGate: nativeSidecar.sidecarGate,
+          log,
+          ...(nativeSidecar.backoff === undefined ? {} : { backoff: nativeSidecar.backoff }),
+        });
   const app = buildWebhookApp({
     tls: pair,
-    rewrite: options.rewrite,
+    image: options.image,
+    placement: () =>
+      cluster === undefined
+        ? choosePlacement(false, { state: 'unchecked' })
+        : choosePlacement(true, cluster.knowledge()),
     log,
     isReady: () => listening && !draining,
   });
   const port = await listen(app, options.port, options.host).catch(async (err) => {
+    cluster?.close();
     await app.close();
     throw new HealthcheckError('OSM_HC_LISTEN', `cannot listen on port ${options.port}: ${err.message}`, {
       cause: err,
@@ -68,8 +92,9 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       port,
       fingerprint: pair.fingerprint,
       notAfter: pair.notAfter,
-      image: options.rewrite.image,
-      nativeSidecar: options.rewrite.nativeSidecar,
+      image: options.image,
+      nativeSidecar: nativeSidecar !== undefined,
+      ...(nativeSidecar === undefined ? {} : { sidecarContainersGate: nativeSidecar.sidecarGate }),
     },
     'webhook serving',
   );
@@ -79,6 +104,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     async close() {
       draining = true;
       watcher.close();
+      cluster?.close();
       await app.close();
     },
   };

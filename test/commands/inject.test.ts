@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = `${ROOT}dist/cli.mjs`;
@@ -52,6 +53,60 @@ describe('osm-healthcheck inject', () => {
     expect(result.stdout).toBe(fixture('native-sidecar-flag.injected.yaml').trimEnd());
   });
 
+  it.each([
+    { name: 'no flag: first, silently', args: [], native: false, stderr: '' },
+    {
+      name: '--kube-version 1.26',
+      args: ['--kube-version', '1.26'],
+      native: false,
+      stderr:
+        'note: the companion goes first among the containers, with a postStart hook that waits for it: Kubernetes 1.26 has no native sidecars (they need Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate)\n',
+    },
+    {
+      name: '--native-sidecar --kube-version 1.26: refused by that version, so first',
+      args: ['--native-sidecar', '--kube-version', '1.26'],
+      native: false,
+      stderr: /^note: .*, not a native sidecar: Kubernetes 1\.26 has no native sidecars/,
+    },
+    {
+      name: '--native-sidecar --kube-version v1.28.3-eks-4f4795d, no gate: first',
+      args: ['--native-sidecar', '--kube-version', 'v1.28.3-eks-4f4795d'],
+      native: false,
+      stderr: /^note: .*Kubernetes 1\.28 has native sidecars only with the SidecarContainers feature gate/,
+    },
+    {
+      name: '--native-sidecar --kube-version 1.28 --sidecar-containers-gate',
+      args: ['--native-sidecar', '--kube-version', '1.28', '--sidecar-containers-gate'],
+      native: true,
+      stderr:
+        'note: the companion is a native sidecar: Kubernetes 1.28 with the SidecarContainers feature gate has them\n',
+    },
+    {
+      name: '--native-sidecar --kube-version 1.33',
+      args: ['--native-sidecar', '--kube-version', '1.33'],
+      native: true,
+      stderr: 'note: the companion is a native sidecar: Kubernetes 1.33 has them\n',
+    },
+    {
+      name: '--native-sidecar alone: as asked, with the versions it needs',
+      args: ['--native-sidecar'],
+      native: true,
+      stderr:
+        'warning: the companion is a native sidecar, as asked: that needs Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate; older API servers refuse the pod (--kube-version checks)\n',
+    },
+  ])('where the companion goes: $name', async ({ args, native, stderr }) => {
+    const result = await inject([...args, '-f', `${FIXTURES}deployment.yaml`]);
+    expect(result.exitCode).toBe(0);
+    if (typeof stderr === 'string') expect(result.stderr).toBe(stderr.trimEnd());
+    else expect(result.stderr).toMatch(stderr);
+    const spec = parse(result.stdout).spec.template.spec;
+    const names = (list: { name: string }[] | undefined) => (list ?? []).map((c) => c.name);
+    expect(names(spec.initContainers)).toEqual(
+      native ? ['osm-healthcheck-init', 'osm-healthcheck'] : ['osm-healthcheck-init'],
+    );
+    expect(names(spec.containers)).toEqual(native ? ['shop'] : ['osm-healthcheck', 'shop']);
+  });
+
   it('-o json prints JSON', async () => {
     const result = await inject(['-o', 'json'], fixture('pod-https.yaml'));
     expect(result.exitCode).toBe(0);
@@ -95,6 +150,21 @@ describe('osm-healthcheck inject', () => {
       stderr: /unexpected argument "deploy.yaml".*\[OSM_HC_USAGE\]/,
     },
     { name: 'an unknown flag', args: ['--sidecar'], input: '', exitCode: 2, stderr: /\[OSM_HC_USAGE\]/ },
+    {
+      name: 'a version that is none',
+      args: ['--kube-version', 'latest'],
+      input: fixture('deployment.yaml'),
+      exitCode: 2,
+      stderr:
+        /--kube-version must be a Kubernetes version such as 1.29 or v1.28.3, got "latest" \[OSM_HC_USAGE\]$/,
+    },
+    {
+      name: 'the gate without a version',
+      args: ['--sidecar-containers-gate'],
+      input: fixture('deployment.yaml'),
+      exitCode: 2,
+      stderr: /--sidecar-containers-gate needs --kube-version 1.28 \[OSM_HC_USAGE\]$/,
+    },
   ])(
     'all or nothing: $name -> exit $exitCode, nothing on stdout',
     async ({ args, input, exitCode, stderr }) => {
@@ -108,7 +178,14 @@ describe('osm-healthcheck inject', () => {
   it('--help describes the flags', async () => {
     const result = await inject(['--help']);
     expect(result.exitCode).toBe(0);
-    for (const flag of ['-f, --filename', '--image', '--native-sidecar', '-o, --output']) {
+    for (const flag of [
+      '-f, --filename',
+      '--image',
+      '--native-sidecar',
+      '--kube-version',
+      '--sidecar-containers-gate',
+      '-o, --output',
+    ]) {
       expect(result.stdout).toContain(flag);
     }
   });

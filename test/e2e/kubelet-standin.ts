@@ -1,6 +1,6 @@
-// The kubelet stand-in: one worker per probe of every container, probing on kubelet's schedule through `probe`
-// and recording the decisions kubelet would make (Ready changes, restarts). The rules are kubelet.ts's; this file
-// owns only the clock and the calls. Time is scaled: one kubelet second is `tickMs` for initial delays and
+// The kubelet stand-in: one worker per probe of every container, from the moment that container started,
+// probing on kubelet's schedule through `probe` and recording every result and the decisions kubelet would make
+// (Ready changes, restarts). The rules are kubelet.ts's; this file owns only the clock and the calls. Time is scaled: one kubelet second is `tickMs` for initial delays and
 // periods, while every probe keeps its real timeoutSeconds, so the companion's budget (timeoutSeconds less 10%)
 // is judged honestly. A restart is modelled as kubelet sees it, a new container: its probes start over from
 // their initial values and delays. Restart back-off is not modelled; it delays decisions, never changes them.
@@ -23,6 +23,15 @@ export type ProbeCall = (
   timeoutMs: number,
 ) => Promise<{ outcome: Outcome; detail: string }>;
 
+export interface ProbeResult {
+  /** performance.now() when the probe started. */
+  at: number;
+  container: string;
+  kind: ProbeKind;
+  outcome: Outcome;
+  detail: string;
+}
+
 export interface Decision {
   /** performance.now() when the probe that led to it started. */
   at: number;
@@ -35,7 +44,8 @@ export interface Decision {
 
 interface ContainerState {
   spec: ContainerSpec;
-  startedAt: number;
+  /** Undefined until the container started: kubelet probes only running containers. */
+  startedAt: number | undefined;
   /** Bumped on each restart: a result that comes back for an earlier container is dropped. */
   generation: number;
   workers: Map<ProbeKind, WorkerState>;
@@ -44,6 +54,7 @@ interface ContainerState {
 
 export class KubeletStandin {
   readonly decisions: Decision[] = [];
+  readonly results: ProbeResult[] = [];
   private readonly containers: ContainerState[];
   private readonly loops: Promise<void>[] = [];
   private readonly sleepers = new Set<() => void>();
@@ -56,21 +67,25 @@ export class KubeletStandin {
   ) {
     this.containers = specs.map((spec) => ({
       spec,
-      startedAt: 0,
+      startedAt: undefined,
       generation: 0,
       workers: new Map(spec.probes.map((p) => [p.kind, newWorker(p.kind)])),
       ready: false,
     }));
   }
 
-  /** Every container starts now, and its probe workers with it. */
-  start(): void {
+  /**
+   * The container started now (its process runs and its postStart hook returned), and its probe workers with
+   * it: kubelet's first probe comes on the first tick after that, here at once, the soonest it can.
+   */
+  startContainer(name: string): void {
+    const c = this.containers.find((container) => container.spec.name === name);
+    if (c === undefined) throw new Error(`${name} is no container of this pod`);
+    if (c.startedAt !== undefined) throw new Error(`${name} started twice`);
     const now = performance.now();
-    for (const c of this.containers) {
-      c.startedAt = now;
-      this.updateReady(c, now);
-      for (const spec of c.spec.probes) this.loops.push(this.worker(c, spec));
-    }
+    c.startedAt = now;
+    this.updateReady(c, now);
+    for (const spec of c.spec.probes) this.loops.push(this.worker(c, spec));
   }
 
   /** Each container's Ready condition now. */
@@ -99,6 +114,7 @@ export class KubeletStandin {
 
   private async doProbe(c: ContainerState, spec: ProbeSpec): Promise<void> {
     const worker = this.workerOf(c, spec.kind);
+    if (c.startedAt === undefined) return;
     const gate = {
       secondsSinceStart: (performance.now() - c.startedAt) / this.tickMs,
       started: isStarted(c.workers.get('startup')?.published),
@@ -109,6 +125,7 @@ export class KubeletStandin {
     const { outcome, detail } = await this.probe(spec.action, spec.timing.timeoutSeconds * 1000);
     // kubelet files a result for a replaced container under the old container's ID, where nothing reads it.
     if (this.stopped || generation !== c.generation) return;
+    this.results.push({ at, container: c.spec.name, kind: spec.kind, outcome, detail });
     const step = recordResult(spec.kind, this.workerOf(c, spec.kind), spec.timing, outcome);
     c.workers.set(spec.kind, step.worker);
     if (step.restart) {

@@ -43,6 +43,28 @@ describe('readPodSpec', () => {
   });
 });
 
+describe('postStart hooks', () => {
+  const withHook = (lifecycle: string) =>
+    `kind: Pod\nspec:\n  containers:\n    - name: c\n      image: i\n      lifecycle: ${lifecycle}\n`;
+
+  it.each([
+    {
+      name: 'an exec hook',
+      lifecycle: '{postStart: {exec: {command: [node, /app/dist/cli.mjs, wait]}}}',
+      want: ['node', '/app/dist/cli.mjs', 'wait'],
+    },
+    { name: 'only a preStop hook', lifecycle: '{preStop: {exec: {command: [sleep, "5"]}}}', want: undefined },
+  ])('$name', ({ lifecycle, want }) => {
+    expect(readPodSpec(withHook(lifecycle)).containers[0]?.postStart).toEqual(want);
+  });
+
+  it('refuses a hook it cannot play', () => {
+    expect(() => readPodSpec(withHook('{postStart: {httpGet: {port: 1}}}'))).toThrow(
+      'c: only exec postStart hooks can be played',
+    );
+  });
+});
+
 describe('containerEnv', () => {
   it.each([
     { name: 'plain values', env: [{ name: 'A', value: '1' }], want: { A: '1' } },

@@ -1,5 +1,6 @@
 // What the end-to-end test reads from a manifest, as kubelet and the container runtime would: each container's
-// args, env (downward API resolved), privileges (as setpriv flags) and probes (named ports resolved).
+// args, env (downward API resolved), privileges (as setpriv flags), postStart hook and probes (named ports
+// resolved).
 
 import { parseAllDocuments } from 'yaml';
 import { PROBE_KINDS, type ProbeKind } from '../../src/scheme.js';
@@ -28,6 +29,8 @@ export interface ContainerSpec {
   args: string[];
   env: EnvVar[];
   securityContext: SecurityContext;
+  /** `lifecycle.postStart.exec.command`: kubelet runs it to its end before it starts the next container. */
+  postStart: string[] | undefined;
   probes: ProbeSpec[];
 }
 
@@ -83,8 +86,16 @@ function readContainer(c: Json): ContainerSpec {
     args: Array.isArray(c.args) ? c.args.map(String) : [],
     env: list(c.env) as unknown as EnvVar[],
     securityContext: object(c.securityContext) as SecurityContext,
+    postStart: readPostStart(object(c.lifecycle).postStart, name),
     probes,
   };
+}
+
+function readPostStart(hook: unknown, container: string): string[] | undefined {
+  if (hook === undefined) return undefined;
+  const command = object(object(hook).exec).command;
+  if (!Array.isArray(command)) throw new Error(`${container}: only exec postStart hooks can be played`);
+  return command.map(String);
 }
 
 function readAction(probe: Json, container: Json, kind: string): ProbeAction {

@@ -1,8 +1,11 @@
 // A whole pod, end to end: an example Deployment goes through the built CLI's `inject`; its init container, apps
-// and companion run as processes in a pod network namespace behind osm-edge's interception; a kubelet stand-in in
-// a node namespace runs the rewritten probes with kubelet's rules while the apps go healthy -> unhealthy -> dead
-// -> healthy. The decisions must be kubelet's right ones, and the same pod without inject and init must get
-// them wrong, as a meshed pod does: TCP probes pass through the proxy, HTTP and gRPC probes fail. IPv4 and IPv6.
+// and companion run as processes in a pod network namespace behind osm-edge's interception, started in the pod
+// spec's order with each postStart hook run to its end first, as kubelet does; a kubelet stand-in in a node
+// namespace runs the rewritten probes with kubelet's rules from each container's start while the apps go healthy
+// -> unhealthy -> dead -> healthy. The companion must answer by the apps' first probes (not one probe fails
+// before Ready, so even failureThreshold 1 would restart nothing), the decisions must be kubelet's right ones,
+// and the same pod without inject and init must get them wrong, as a meshed pod does: TCP probes pass through
+// the proxy, HTTP and gRPC probes fail. IPv4 and IPv6.
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -121,6 +124,14 @@ describe.skipIf(!IS_ROOT)('a whole pod, end to end', () => {
           return settled.value;
         });
         if (withInject === undefined || without === undefined) throw new Error('a pod did not play');
+        const apps = Object.keys(baseline);
+        // The companion first, its postStart hook (osm-healthcheck wait) done before any app starts.
+        expect(withInject.startup, withInject.transcript).toEqual([
+          'start osm-healthcheck',
+          'postStart osm-healthcheck: exit 0',
+          ...apps.map((app) => `start ${app}`),
+        ]);
+        expect(withInject.failuresBeforeReady, withInject.transcript).toEqual({});
         expect(withInject.table, withInject.transcript).toEqual(injected);
         expect(without.table, without.transcript).toEqual(baseline);
       },

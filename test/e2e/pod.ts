@@ -1,8 +1,10 @@
 // Plays one pod for real. A node and a pod network namespace (test/init/lab.ts) with osm-edge's interception in
-// the pod; the manifest's init containers run to completion, then its containers start: containers of the
-// osm-healthcheck image run the built CLI with their args, env and securityContext, the others run the stand-in
-// app. In the node namespace the kubelet stand-in runs the manifest's probes against the pod IP while the test
-// moves the apps through phases. Whatever happens, every process is killed and both namespaces are removed.
+// the pod; the manifest's init containers run to completion, then its containers start in the manifest's order,
+// as kubelet starts them: each container's postStart hook runs to its end before the next container starts.
+// Containers of the osm-healthcheck image run the built CLI with their args, env and securityContext (and so do
+// their hooks), the others run the stand-in app. In the node namespace the kubelet stand-in probes each container
+// from the moment it started, against the pod IP, while the test moves the apps through phases. Whatever
+// happens, every process is killed and both namespaces are removed.
 
 import { stagedCli } from '../helpers/staged-cli.js';
 import { type Backend, Lab, POD } from '../init/lab.js';
@@ -37,12 +39,18 @@ export interface PodPlay {
 export interface PodResult {
   /** Per container, per phase: `ready` or `not ready`, then the probe kinds that restarted it, if any. */
   table: Record<string, string[]>;
+  /** How the pod started: `start <container>`, `postStart <container>: exit <code>`, in order. */
+  startup: string[];
+  /** Per container, the failed probes kubelet recorded before the container was first Ready. */
+  failuresBeforeReady: Record<string, string[]>;
   /** What happened, for a failing assertion's message. */
   transcript: string;
 }
 
 /** Staged where the companion's uid can read it, wherever the checkout is (test/helpers/staged-cli.ts). */
 const CLI = stagedCli();
+/** The image's CLI (Dockerfile ENTRYPOINT), as a hook names it: played by the built one. */
+const IMAGE_CLI = ['node', '/app/dist/cli.mjs'];
 /** The image's environment (Dockerfile: the node image's PATH, NODE_ENV=production) and nothing else. */
 const IMAGE_ENV = [
   'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
@@ -52,17 +60,22 @@ const START_TIMEOUT_MS = 15_000;
 
 /** The container's process: `env -i <image env> <container env> [setpriv ...] node dist/cli.mjs <args>`. */
 function cliArgv(c: ContainerSpec, podIp: string): string[] {
+  return [...containerPrefix(c, podIp), process.execPath, CLI, ...c.args];
+}
+
+/** An exec hook runs in the container: its env and privileges, the command as given (no entrypoint). */
+function hookArgv(c: ContainerSpec, command: readonly string[], podIp: string): string[] {
+  if (!IMAGE_CLI.every((word, i) => command[i] === word)) {
+    throw new Error(
+      `${c.name}: only hooks that run ${IMAGE_CLI.join(' ')} can be played, got ${command.join(' ')}`,
+    );
+  }
+  return [...containerPrefix(c, podIp), process.execPath, CLI, ...command.slice(IMAGE_CLI.length)];
+}
+
+function containerPrefix(c: ContainerSpec, podIp: string): string[] {
   const env = Object.entries(containerEnv(c.env, { 'status.podIP': podIp })).map(([k, v]) => `${k}=${v}`);
-  return [
-    'env',
-    '-i',
-    ...IMAGE_ENV,
-    ...env,
-    ...setprivArgs(c.securityContext),
-    process.execPath,
-    CLI,
-    ...c.args,
-  ];
+  return ['env', '-i', ...IMAGE_ENV, ...env, ...setprivArgs(c.securityContext)];
 }
 
 export async function playPod(play: PodPlay): Promise<PodResult> {
@@ -102,41 +115,50 @@ export async function playPod(play: PodPlay): Promise<PodResult> {
       if (result.exitCode !== 0)
         throw new Error(`init container ${c.name} failed:\n${transcript.join('\n')}`);
     }
-    for (const c of pod.containers) {
-      if (c.image !== play.image) {
-        await startApp(c.name);
-        continue;
-      }
-      const companion = procs.start(c.name, lab.pod, cliArgv(c, podIp));
-      transcript.push(
-        `${c.name}: ${cliArgv(c, podIp)
-          .slice(2 + IMAGE_ENV.length)
-          .join(' ')}`,
-      );
-      await companion.waitFor((line) => line.includes('"msg":"serving"'), START_TIMEOUT_MS);
-      running.set(c.name, companion);
-    }
-
     const prober = procs.start('node prober', lab.node, [process.execPath, play.programs.prober]);
     await prober.waitFor((line) => line === 'ready', START_TIMEOUT_MS);
-    standin = new KubeletStandin(pod.containers, proberCall(prober, podIp), play.tickMs);
+    const kubelet = new KubeletStandin(pod.containers, proberCall(prober, podIp), play.tickMs);
+    standin = kubelet;
+
+    // kubelet's SyncPod: one container after another, each postStart hook to its end before the next.
+    const startup: string[] = [];
+    for (const c of pod.containers) {
+      startup.push(`start ${c.name}`);
+      if (c.image !== play.image) {
+        // The stand-in app listens at once, as an app whose own start-up is instant: this test is about
+        // whether the companion answers by the app's first probe, not about how fast an app starts.
+        await startApp(c.name);
+      } else {
+        running.set(c.name, procs.start(c.name, lab.pod, cliArgv(c, podIp)));
+        transcript.push(
+          `${c.name}: ${cliArgv(c, podIp)
+            .slice(2 + IMAGE_ENV.length)
+            .join(' ')}`,
+        );
+      }
+      if (c.postStart !== undefined) {
+        const hook = await lab.run(lab.pod, hookArgv(c, c.postStart, podIp));
+        startup.push(`postStart ${c.name}: exit ${hook.exitCode}`);
+        transcript.push(`postStart ${c.name} (exit ${hook.exitCode}):\n${hook.stdout}\n${hook.stderr}`);
+      }
+      kubelet.startContainer(c.name);
+    }
 
     const table: Record<string, string[]> = Object.fromEntries(pod.containers.map((c) => [c.name, []]));
     const appNames = pod.containers.filter((c) => c.image !== play.image).map((c) => c.name);
     let phaseStart = performance.now();
-    standin.start();
     for (const [i, phase] of play.phases.entries()) {
       await new Promise((resolve) => setTimeout(resolve, play.phaseTicks * play.tickMs));
-      const ready = standin.readiness();
+      const ready = kubelet.readiness();
       const next = play.phases[i + 1];
       // The phase owns what happens until the next one begins: a transition is still the old phase.
       if (next !== undefined) await moveApps(phase, next, appNames, running, procs, startApp);
       const phaseEnd = performance.now();
       for (const name of Object.keys(table)) {
-        table[name]?.push(verdict(ready[name] === true, standin.decisions, name, phaseStart, phaseEnd));
+        table[name]?.push(verdict(ready[name] === true, kubelet.decisions, name, phaseStart, phaseEnd));
       }
       transcript.push(
-        `phase ${phase}: ${describeDecisions(standin.decisions, phaseStart, phaseEnd, play.tickMs)}`,
+        `phase ${phase}: ${describeDecisions(kubelet.decisions, phaseStart, phaseEnd, play.tickMs)}`,
       );
       phaseStart = phaseEnd;
     }
@@ -145,12 +167,30 @@ export async function playPod(play: PodPlay): Promise<PodResult> {
         `${proc.name} output:\n${proc.lines.filter((l) => !l.includes('"level":20')).join('\n')}`,
       );
     }
-    return { table, transcript: transcript.join('\n') };
+    return {
+      table,
+      startup,
+      failuresBeforeReady: failuresBeforeReady(kubelet),
+      transcript: transcript.join('\n'),
+    };
   } finally {
     await standin?.stop();
     await procs.killAll();
     await lab.close();
   }
+}
+
+/** `kind: detail` of every failed probe of each container before its first Ready (all of them if never Ready). */
+function failuresBeforeReady(kubelet: KubeletStandin): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const name of Object.keys(kubelet.readiness())) {
+    const ready = kubelet.decisions.find((d) => d.container === name && d.what === 'ready')?.at ?? Infinity;
+    const failed = kubelet.results.filter(
+      (r) => r.container === name && r.outcome === 'failure' && r.at < ready,
+    );
+    if (failed.length > 0) out[name] = failed.map((r) => `${r.kind}: ${r.detail}`);
+  }
+  return out;
 }
 
 let switches = 0;

@@ -1,13 +1,15 @@
 // Golden pairs (as Istio's testdata/inject): every x.yaml / x.json in test/fixtures/inject injects to
-// x.injected.yaml byte for byte, injects to itself again, and carries a table serve accepts that matches the
-// rewritten probes. UPDATE_GOLDEN=1 npx vitest run test/rewrite/golden.test.ts rewrites the expected files.
+// x.injected.yaml byte for byte, injects to itself again, carries a table serve accepts that matches the
+// rewritten probes, and starts the companion before every container it answers for. An earlier release's output
+// (test/fixtures/inject/earlier/, the companion last) injects to today's. UPDATE_GOLDEN=1 npx vitest run
+// test/rewrite/golden.test.ts rewrites the expected files.
 
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
+import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME, WAIT_COMMAND } from '../../src/rewrite/companion.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
 import type { Container, PodSpec, RewriteOptions } from '../../src/rewrite/types.js';
 import { podTemplates } from '../../src/rewrite/workload.js';
@@ -24,6 +26,7 @@ import {
 import { parseProbeTable } from '../../src/table/parse.js';
 
 const DIR = fileURLToPath(new URL('../fixtures/inject/', import.meta.url));
+const EARLIER = join(DIR, 'earlier');
 
 const OPTIONS: Record<string, Partial<RewriteOptions>> = {
   'native-sidecar-flag': { nativeSidecar: true, image: 'registry.example.com/osm-healthcheck:0.1.0' },
@@ -78,6 +81,20 @@ describe('inject is idempotent: inject(inject(x)) == inject(x)', () => {
   });
 });
 
+describe("an earlier release's output (companion last) injects to today's output", () => {
+  const earlier = readdirSync(EARLIER)
+    .sort()
+    .map((file) => {
+      const found = cases.find((c) => c.golden.endsWith(`/${file}`));
+      if (found === undefined) throw new Error(`${file} in earlier/ has no golden pair`);
+      return { ...found, name: file, old: join(EARLIER, file) };
+    });
+
+  it.each(earlier)('$name', ({ old, golden, options }) => {
+    expect(injectManifests(read(old), options, 'yaml').output).toBe(read(golden));
+  });
+});
+
 /** Every pod spec in a YAML stream, by way of the same kind table inject uses. */
 function podSpecs(text: string): PodSpec[] {
   return parseAllDocuments(text).flatMap((doc) => {
@@ -111,6 +128,34 @@ function rewrittenProbes(spec: PodSpec): string[] {
     }),
   );
 }
+
+describe('the companion starts before every container it answers for, in a shape every API server accepts', () => {
+  it.each(cases)('$name', ({ golden }) => {
+    for (const spec of podSpecs(read(golden))) {
+      const init = spec.initContainers ?? [];
+      const containers = spec.containers ?? [];
+      if (!init.some((c) => c.name === INIT_NAME)) continue;
+      expect(init[0]?.name).toBe(INIT_NAME);
+      const native = init.some((c) => c.name === COMPANION_NAME);
+      const companion = native ? init[1] : containers[0];
+      expect(companion?.name).toBe(COMPANION_NAME);
+      if (native) {
+        // Kubelet starts the next container once this native sidecar's startupProbe passed.
+        expect(companion).toMatchObject({ restartPolicy: 'Always', startupProbe: {} });
+        expect(companion?.lifecycle).toBeUndefined();
+      } else {
+        // Kubelet starts the next container once this postStart hook returned.
+        expect(companion?.lifecycle).toEqual({ postStart: { exec: { command: [...WAIT_COMMAND] } } });
+        // Before Kubernetes 1.28 an init container with restartPolicy or probes is refused.
+        const refused = init.filter(
+          (c) => c.restartPolicy !== undefined || PROBE_KINDS.some((kind) => c[`${kind}Probe`] !== undefined),
+        );
+        expect(refused).toEqual([]);
+        expect(containers.filter((c) => c.name === COMPANION_NAME)).toHaveLength(1);
+      }
+    }
+  });
+});
 
 describe("every emitted table passes serve's validator and matches the rewritten probes", () => {
   it.each(cases)('$name', ({ golden }) => {

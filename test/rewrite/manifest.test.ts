@@ -40,7 +40,7 @@ describe('injectManifests output', () => {
     const value = JSON.parse(output);
     expect(value).toMatchObject({
       kind: 'Pod',
-      spec: { containers: [{ name: 'web' }, { name: 'osm-healthcheck' }] },
+      spec: { containers: [{ name: 'osm-healthcheck' }, { name: 'web' }] },
     });
     expect(output.endsWith('}\n')).toBe(true);
   });
@@ -83,7 +83,7 @@ it('two items sharing one anchored pod spec are both rewritten, the alias kept',
   expect(output).toContain('spec: *s');
   const value = JSON.parse(injectManifests(output, OPTIONS, 'json').output);
   expect(value.items[1].spec).toEqual(value.items[0].spec);
-  expect(value.items[1].spec.containers[1].name).toBe('osm-healthcheck');
+  expect(value.items[1].spec.containers[0].name).toBe('osm-healthcheck');
 });
 
 describe('injectManifests errors name the document and the line', () => {

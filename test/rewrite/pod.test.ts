@@ -1,13 +1,14 @@
 // rewritePodSpec, the pure rewrite the CLI and the webhook share: one table of probe shapes, then the pod-level
 // rules (companion, init container, placement, idempotence, opt-out) and the errors.
 
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HealthcheckError } from '../../src/errors.js';
-import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME } from '../../src/rewrite/companion.js';
+import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME, WAIT_COMMAND } from '../../src/rewrite/companion.js';
 import { ManifestError } from '../../src/rewrite/manifest-error.js';
 import { rewritePodSpec } from '../../src/rewrite/pod.js';
 import type { Container, PodSpec, Probe } from '../../src/rewrite/types.js';
-import { PROBES_ENV } from '../../src/scheme.js';
+import { PROBES_ENV, SHUTDOWN_GRACE_ENV } from '../../src/scheme.js';
 import { parseProbeTable } from '../../src/table/parse.js';
 import type { ProbeEntryDocument } from '../../src/table/types.js';
 import { osmEdgeInject } from './osm-edge-injector.js';
@@ -328,7 +329,7 @@ describe("osm-edge's injector and inject, in either order", () => {
     const again = rewrite(deepFreeze(wrapped));
     expect(again.warnings).toEqual([]);
     expect(again.table).toEqual(once.table);
-    expect(again.spec.containers?.map((c) => c.name)).toEqual(['web', 'api', 'sidecar', COMPANION_NAME]);
+    expect(again.spec.containers?.map((c) => c.name)).toEqual([COMPANION_NAME, 'web', 'api', 'sidecar']);
     for (const name of ['web', 'api', COMPANION_NAME]) {
       expect(container(again.spec, name)).toEqual(container(once.spec, name));
     }
@@ -357,12 +358,12 @@ describe('the pod around the probes', () => {
     expect(result.spec.containers?.[0]).not.toBe(spec.containers?.[0]);
   });
 
-  it('adds the init container first and the companion last, keeping the spec key order', () => {
+  it('adds the init container first and the companion first among the containers, with its postStart hook, keeping the spec key order', () => {
     const spec = deepFreeze({ restartPolicy: 'Always', containers: [app], volumes: [] });
     const result = rewrite(spec);
     expect(Object.keys(result.spec)).toEqual(['restartPolicy', 'initContainers', 'containers', 'volumes']);
     expect(result.spec.initContainers?.map((c) => c.name)).toEqual([INIT_NAME]);
-    expect(result.spec.containers?.map((c) => c.name)).toEqual(['app', COMPANION_NAME]);
+    expect(result.spec.containers?.map((c) => c.name)).toEqual([COMPANION_NAME, 'app']);
     const companion = container(result.spec, COMPANION_NAME);
     expect(companion).toMatchObject({
       image: DEFAULT_IMAGE,
@@ -373,7 +374,13 @@ describe('the pod around the probes', () => {
         allowPrivilegeEscalation: false,
         capabilities: { drop: ['ALL'] },
       },
-      env: [{ name: PROBES_ENV }, { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+      env: [
+        { name: PROBES_ENV },
+        { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+        { name: SHUTDOWN_GRACE_ENV, value: '30' },
+      ],
+      // Kubelet starts the next container once this returned: the companion listens before the app starts.
+      lifecycle: { postStart: { exec: { command: ['node', '/app/dist/cli.mjs', 'wait'] } } },
       startupProbe: { httpGet: { path: '/healthz', port: 15904 } },
       livenessProbe: { httpGet: { path: '/healthz', port: 15904 } },
     });
@@ -400,7 +407,47 @@ describe('the pod around the probes', () => {
       image: 'reg.example/hc:2',
       restartPolicy: 'Always',
     });
+    // Its startupProbe holds back the next container; a postStart hook would only add a process.
+    expect(container(result.spec, COMPANION_NAME)?.lifecycle).toBeUndefined();
     expect(container(result.spec, INIT_NAME)?.image).toBe('reg.example/hc:2');
+  });
+
+  it.each([
+    { name: 'unset: Kubernetes default', grace: undefined, want: '30' },
+    { name: 'null: unset', grace: null, want: '30' },
+    { name: 'zero', grace: 0, want: '0' },
+    { name: 'two minutes', grace: 120, want: '120' },
+  ])(
+    "the companion's shutdown grace is the pod's terminationGracePeriodSeconds: $name",
+    ({ grace, want }) => {
+      const spec = deepFreeze({
+        containers: [app],
+        ...(grace === undefined ? {} : { terminationGracePeriodSeconds: grace }),
+      });
+      for (const nativeSidecar of [false, true]) {
+        const env = container(
+          rewrite(spec as PodSpec, undefined, { ...OPTIONS, nativeSidecar }).spec,
+          COMPANION_NAME,
+        )?.env;
+        expect(env?.find((e) => e.name === SHUTDOWN_GRACE_ENV)?.value).toBe(want);
+      }
+    },
+  );
+
+  it('the postStart hook runs wait with the CLI the image ships (its entrypoint, without tini)', () => {
+    const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
+    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[];
+    expect(entrypoint.slice(entrypoint.indexOf('--') + 1)).toEqual(WAIT_COMMAND.slice(0, -1));
+    expect(WAIT_COMMAND.at(-1)).toBe('wait');
+  });
+
+  it("re-injecting an earlier release's output (companion last) moves the companion first", () => {
+    const once = rewrite(pod(app)).spec;
+    const [companion, ...rest] = once.containers ?? [];
+    const earlier = deepFreeze({ ...once, containers: [...rest, companion] as Container[] });
+    const again = rewrite(earlier);
+    expect(again.changed).toBe(true);
+    expect(again.spec).toEqual(once);
   });
 
   it('probes of a native sidecar are rewritten and make the companion native; plain init containers are not probed', () => {
@@ -449,7 +496,7 @@ describe('the pod around the probes', () => {
   it('a second inject keeps earlier entries, adds new probes, follows timeout changes and rebuilds the companion', () => {
     const once = rewrite(pod(app)).spec;
     const edited = structuredClone(once);
-    const appContainer = edited.containers?.[0] as Container;
+    const appContainer = container(edited, 'app') as Container;
     appContainer.readinessProbe = { grpc: { port: 9090 } };
     (appContainer.livenessProbe as Probe).timeoutSeconds = 4;
     const result = rewrite(deepFreeze(edited), undefined, { image: 'hc:9', nativeSidecar: true });
@@ -555,6 +602,15 @@ describe('invalid pod specs', () => {
       },
       path: ['containers', 1, 'env', 0, 'value'],
       problem: /the companion's probe table is invalid: live: unknown probe kind/,
+    },
+    {
+      name: 'a grace period that is no whole number of seconds',
+      spec: {
+        terminationGracePeriodSeconds: '30',
+        containers: [{ name: 'a', livenessProbe: { tcpSocket: { port: 1 } } }],
+      },
+      path: ['terminationGracePeriodSeconds'],
+      problem: /must be a whole number of seconds, 0 or more, got "30"/,
     },
   ])('$name', ({ spec, path, problem }) => {
     const call = () => rewrite(deepFreeze(spec) as PodSpec);

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { describe, expect, it } from 'vitest';
+import { startVersionStandin, versionBody } from '../helpers/api-server.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { makeTestCert } from '../helpers/tls.js';
 
@@ -35,8 +36,9 @@ function post(port: number, ca: string, body: string): Promise<{ status: number;
 }
 
 describe('webhook', () => {
-  it('serves from env settings, logs each admission, and stops cleanly on SIGTERM', async () => {
+  it('serves from env settings, learns the version, logs each admission, and stops cleanly on SIGTERM', async () => {
     const cert = makeTestCert();
+    const api = await startVersionStandin(versionBody('29'));
     const { child, line, output } = await startCli(
       ['webhook', '--port', '0'],
       {
@@ -45,6 +47,9 @@ describe('webhook', () => {
         OSM_HEALTHCHECK_HOST: '127.0.0.1',
         OSM_HEALTHCHECK_IMAGE: 'registry.example.com/osm-healthcheck:9.9.9',
         OSM_HEALTHCHECK_NATIVE_SIDECAR: 'true',
+        OSM_HEALTHCHECK_KUBE_API: api.url,
+        OSM_HEALTHCHECK_KUBE_CA: api.caFile,
+        OSM_HEALTHCHECK_KUBE_TOKEN_FILE: api.tokenFile,
       },
       (l) => l.msg === 'webhook serving',
     );
@@ -52,7 +57,9 @@ describe('webhook', () => {
       expect(line).toMatchObject({
         image: 'registry.example.com/osm-healthcheck:9.9.9',
         nativeSidecar: true,
+        sidecarContainersGate: false,
       });
+      await expect.poll(output).toContain('"msg":"kubernetes version learnt"');
       const body = readFileSync(new URL('../fixtures/webhook/tcp-socket.json', import.meta.url), 'utf8');
       const answer = await post(line.port as number, cert.cert, body);
       expect(answer.status).toBe(200);
@@ -79,7 +86,38 @@ describe('webhook', () => {
           /^companion answers liveness\/db, readiness\/db; \d+ patch operations$/,
         ),
       });
+      expect(lines.find((l) => l.msg === 'kubernetes version learnt')).toMatchObject({
+        kubernetesVersion: '1.29',
+        nativeSidecars: true,
+      });
       expect(lines.at(-1)?.msg).toBe('stopped');
+    } finally {
+      child.kill('SIGKILL');
+      cert.cleanup();
+      await api.close();
+    }
+  });
+
+  it('--native-sidecar outside a cluster: serves at once, the companion first, and says why', async () => {
+    const cert = makeTestCert();
+    const { child, line, output } = await startCli(
+      ['webhook', '--port', '0', '--native-sidecar', '--tls-cert', cert.certFile, '--tls-key', cert.keyFile],
+      { OSM_HEALTHCHECK_HOST: '127.0.0.1', KUBERNETES_SERVICE_HOST: '', OSM_HEALTHCHECK_KUBE_API: '' },
+      (l) => l.msg === 'webhook serving',
+    );
+    try {
+      await expect.poll(output).toContain('kubernetes version not known');
+      const body = readFileSync(new URL('../fixtures/webhook/tcp-socket.json', import.meta.url), 'utf8');
+      const answer = await post(line.port as number, cert.cert, body);
+      const patch = JSON.parse(
+        Buffer.from(JSON.parse(answer.body).response.patch, 'base64').toString('utf8'),
+      ) as { path: string; value: unknown }[];
+      expect(patch.find((op) => op.path === '/spec/initContainers')?.value).toMatchObject([
+        { name: 'osm-healthcheck-init' },
+      ]);
+      expect(output()).toContain(
+        'no API server to ask: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given',
+      );
     } finally {
       child.kill('SIGKILL');
       cert.cleanup();
@@ -108,6 +146,12 @@ describe('webhook', () => {
     },
     { name: 'an unknown flag', args: ['--tls'], code: 2, message: "Unknown option '--tls'" },
     {
+      name: 'an API server without TLS',
+      args: ['--tls-cert', 'c', '--tls-key', 'k', '--native-sidecar', '--kube-api', 'http://10.96.0.1'],
+      code: 2,
+      message: '--kube-api must be an https:// URL, got "http://10.96.0.1"',
+    },
+    {
       name: 'a missing certificate file',
       args: ['--tls-cert', '/nonexistent/tls.crt', '--tls-key', '/nonexistent/tls.key'],
       code: 1,
@@ -124,7 +168,18 @@ describe('webhook', () => {
   it('--help names every flag', async () => {
     const exit = await runCli(['webhook', '--help']);
     expect(exit.code).toBe(0);
-    for (const flag of ['--tls-cert', '--tls-key', '--port', '--image', '--native-sidecar', '--log-level']) {
+    for (const flag of [
+      '--tls-cert',
+      '--tls-key',
+      '--port',
+      '--image',
+      '--native-sidecar',
+      '--sidecar-containers-gate',
+      '--kube-api',
+      '--kube-ca',
+      '--kube-token-file',
+      '--log-level',
+    ]) {
       expect(exit.stdout).toContain(flag);
     }
   });

@@ -7,7 +7,7 @@ import { connect } from 'node:tls';
 import { createLogger } from '../../src/log.js';
 import { DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
 import type { RewriteOptions } from '../../src/rewrite/types.js';
-import { type RunningWebhook, startWebhook } from '../../src/webhook/server.js';
+import { type RunningWebhook, startWebhook, type WebhookOptions } from '../../src/webhook/server.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
 
 export const REWRITE: RewriteOptions = { image: DEFAULT_IMAGE, nativeSidecar: false };
@@ -33,7 +33,8 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  rewrite?: RewriteOptions;
+  /** --native-sidecar, with where the version comes from; absent: the companion always goes first. */
+  nativeSidecar?: WebhookOptions['nativeSidecar'];
   /** Certificate files to serve; default a fresh test certificate. */
   cert?: TestCert;
 }
@@ -65,7 +66,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     keyFile: cert.keyFile,
     port: 0,
     host: '127.0.0.1',
-    rewrite: options.rewrite ?? REWRITE,
+    image: REWRITE.image,
+    ...(options.nativeSidecar === undefined ? {} : { nativeSidecar: options.nativeSidecar }),
     log: createLogger('debug', sink),
     reload: { debounceMs: 50, pollMs: 250 },
   });

@@ -238,8 +238,8 @@ describe('big pods, reinvocation, concurrency', () => {
     const second = patched(first, response);
     expect(second).toEqual(injected(first).pod);
     const containers = (second.spec as { containers: Pod[] }).containers;
-    expect(containers.map((c) => c.name)).toEqual(['web', 'proxy', 'osm-healthcheck']);
-    const env = containers[2]?.env as { name: string; value: string }[] | undefined;
+    expect(containers.map((c) => c.name)).toEqual(['osm-healthcheck', 'web', 'proxy']);
+    const env = containers[0]?.env as { name: string; value: string }[] | undefined;
     expect(Object.keys(JSON.parse(env?.[0]?.value ?? '{}').readiness)).toEqual(['web', 'proxy']);
   });
 
@@ -253,15 +253,15 @@ describe('big pods, reinvocation, concurrency', () => {
     expect(response.warnings).toBeUndefined();
     const spec = again.spec as PodSpec;
     expect(spec.containers?.map((c) => c.name)).toEqual([
+      'osm-healthcheck',
       'web',
       'cache',
       'metrics',
       'sidecar',
-      'osm-healthcheck',
     ]);
     const before = (ours.spec as PodSpec).containers ?? [];
-    for (const [i, name] of ['web', 'cache', 'metrics'].entries()) {
-      expect(spec.containers?.[i], name).toEqual(before[i]);
+    for (const i of [0, 1, 2, 3]) {
+      expect(spec.containers?.[i], spec.containers?.[i]?.name).toEqual(before[i]);
     }
   });
 
@@ -289,7 +289,8 @@ describe('health endpoints', () => {
     const cert = makeTestCert();
     const app = buildWebhookApp({
       tls: cert,
-      rewrite: REWRITE,
+      image: REWRITE.image,
+      placement: () => ({ native: false, reason: 'first' }),
       log: createLogger('silent'),
       isReady: () => false,
     });

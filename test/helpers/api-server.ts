@@ -1,0 +1,120 @@
+// Stand-ins for the Kubernetes API server: its GET /version over HTTPS (a test CA, a bearer token it checks),
+// and what its validation refuses in a pod spec for the fields inject writes.
+
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { Socket } from 'node:net';
+import { dirname, join } from 'node:path';
+import { atLeast, type KubeVersion } from '../../src/kube-version.js';
+import { hasNativeSidecars } from '../../src/rewrite/placement.js';
+import type { PodSpec } from '../../src/rewrite/types.js';
+import { PROBE_KINDS } from '../../src/scheme.js';
+import { makeTestCert } from './tls.js';
+
+/** What GET /version answers: a version body as the API server writes it, or a status to fail with. */
+export type VersionAnswer =
+  | { version: { major: string; minor: string; gitVersion: string } }
+  | { status: number }
+  | 'hang';
+
+export interface VersionStandin {
+  url: string;
+  caFile: string;
+  tokenFile: string;
+  /** How many requests reached /version, authorised or not. */
+  requests(): number;
+  answer(next: VersionAnswer): void;
+  close(): Promise<void>;
+}
+
+const TOKEN = 'test-service-account-token';
+
+/** `minor` such as "28+" and a gitVersion such as "v1.28.3-eks-4f4795d", as managed clusters report them. */
+export function versionBody(minor: string, gitVersion = `v1.${minor.replace('+', '')}.3`) {
+  return { version: { major: '1', minor, gitVersion } };
+}
+
+export async function startVersionStandin(initial: VersionAnswer): Promise<VersionStandin> {
+  const cert = makeTestCert();
+  const tokenFile = join(dirname(cert.certFile), 'token');
+  // kubelet writes the projected token with a trailing newline on some runtimes: the client must trim it.
+  writeFileSync(tokenFile, `${TOKEN}\n`);
+  let answer = initial;
+  let requests = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
+    if (req.url !== '/version') {
+      res.writeHead(404).end();
+      return;
+    }
+    requests += 1;
+    if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end('{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","code":401}\n');
+      return;
+    }
+    if (answer === 'hang') return;
+    if ('status' in answer) {
+      res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(`status ${answer.status}\n`);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ...answer.version, goVersion: 'go1.22.2', platform: 'linux/amd64' }));
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    caFile: cert.certFile,
+    tokenFile,
+    requests: () => requests,
+    answer: (next) => {
+      answer = next;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => {
+          cert.cleanup();
+          resolve();
+        });
+      }),
+  };
+}
+
+/**
+ * What an API server of `version` refuses in a pod spec, for the fields the rewrite writes: pkg/apis/core/
+ * validation validateInitContainers ("may not be set for init containers" for probes, restartPolicy only with
+ * the SidecarContainers feature), and the strict decoding of fields a version does not know yet (an init
+ * container's restartPolicy before 1.28, gRPC probes before 1.24).
+ */
+export function apiServerRefusals(spec: PodSpec, version: KubeVersion, sidecarGate: boolean): string[] {
+  const refusals: string[] = [];
+  const sidecars = hasNativeSidecars(version, sidecarGate);
+  (spec.initContainers ?? []).forEach((c, i) => {
+    const at = `spec.initContainers[${i}]`;
+    if (c.restartPolicy !== undefined && !sidecars) {
+      refusals.push(
+        atLeast(version, 1, 28) ? `${at}.restartPolicy: Forbidden` : `unknown field "${at}.restartPolicy"`,
+      );
+    }
+    for (const kind of PROBE_KINDS) {
+      if (c[`${kind}Probe`] !== undefined && !(sidecars && c.restartPolicy === 'Always')) {
+        refusals.push(`${at}.${kind}Probe: Forbidden: may not be set for init containers`);
+      }
+    }
+  });
+  for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
+    for (const kind of PROBE_KINDS) {
+      if (c[`${kind}Probe`]?.grpc !== undefined && !atLeast(version, 1, 24)) {
+        refusals.push(`unknown field "${c.name}.${kind}Probe.grpc"`);
+      }
+    }
+  }
+  return refusals;
+}

@@ -1,0 +1,249 @@
+// The webhook learns the cluster's version from a stand-in API server on loopback (HTTPS, a test CA, a bearer
+// token it checks) and gives a native sidecar only where that version has them: 1.26, 1.28 without and with the
+// SidecarContainers gate, 1.29, 1.33, and an API server it cannot reach. Whatever the answer, the patched pod is
+// exactly what `inject` makes of it with the same decision, and one that version's API server accepts.
+
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import jsonpatch, { type Operation } from 'fast-json-patch';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseKubeVersion } from '../../src/kube-version.js';
+import { injectManifests } from '../../src/rewrite/manifest.js';
+import type { PodSpec } from '../../src/rewrite/types.js';
+import { BACKOFF, retryDelay } from '../../src/webhook/cluster-version.js';
+import { fetchVersion, inClusterUrl } from '../../src/webhook/kube-api.js';
+import type { AdmissionResponse } from '../../src/webhook/review.js';
+import {
+  apiServerRefusals,
+  startVersionStandin,
+  type VersionStandin,
+  versionBody,
+} from '../helpers/api-server.js';
+import { closedPort, tcpApp } from '../helpers/apps.js';
+import { makeTestCert } from '../helpers/tls.js';
+import { type Harness, REWRITE, startHarness } from './harness.js';
+
+type Pod = Record<string, unknown>;
+const FAST = { firstMs: 20, maxMs: 100 };
+
+const review = JSON.parse(
+  readFileSync(new URL('../fixtures/webhook/http-get.json', import.meta.url), 'utf8'),
+) as { request: { uid: string; object: Pod } };
+
+const cleanups: (() => Promise<void>)[] = [];
+
+/** A token file holding `token`, removed after the test. */
+function tokenFile(token: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'osm-hc-token-'));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'token');
+  writeFileSync(file, token);
+  return file;
+}
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function standin(...args: Parameters<typeof startVersionStandin>): Promise<VersionStandin> {
+  const server = await startVersionStandin(...args);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function webhookFor(
+  api: { url: string; caFile: string; tokenFile: string },
+  sidecarGate = false,
+  timeoutMs = 1000,
+): Promise<Harness> {
+  const harness = await startHarness({
+    nativeSidecar: { sidecarGate, fetchVersion: () => fetchVersion(api, timeoutMs), backoff: FAST },
+  });
+  cleanups.push(() => harness.close());
+  return harness;
+}
+
+async function patchedPod(harness: Harness, uid: string): Promise<Pod> {
+  const answer = await harness.post({ ...review, request: { ...review.request, uid } });
+  expect(answer.status, answer.body).toBe(200);
+  const response = (JSON.parse(answer.body) as { response: AdmissionResponse }).response;
+  expect(response.allowed).toBe(true);
+  const ops = JSON.parse(Buffer.from(response.patch ?? '', 'base64').toString('utf8')) as Operation[];
+  return jsonpatch.applyPatch(structuredClone(review.request.object), ops, true, false).newDocument;
+}
+
+function injected(nativeSidecar: boolean): Pod {
+  const { output } = injectManifests(
+    JSON.stringify(review.request.object),
+    { ...REWRITE, nativeSidecar },
+    'json',
+  );
+  return JSON.parse(output) as Pod;
+}
+
+describe('the webhook with --native-sidecar, per cluster version', () => {
+  it.each([
+    { name: '1.26', answer: versionBody('26'), gate: false, native: false },
+    {
+      name: '1.28 (EKS: "28+"), gate off',
+      answer: versionBody('28+', 'v1.28.3-eks-4f4795d'),
+      gate: false,
+      native: false,
+    },
+    { name: '1.28, gate on', answer: versionBody('28'), gate: true, native: true },
+    { name: '1.29', answer: versionBody('29'), gate: false, native: true },
+    { name: '1.33', answer: versionBody('33'), gate: false, native: true },
+  ])('$name: native sidecar $native', async ({ answer, gate, native }) => {
+    const api = await standin(answer);
+    const harness = await webhookFor(api, gate);
+    const learnt = await harness.logLine((l) => l.msg === 'kubernetes version learnt');
+    const version = parseKubeVersion(answer.version.gitVersion);
+    if (version === undefined) throw new Error('a stand-in version that does not parse');
+    expect(learnt).toMatchObject({
+      kubernetesVersion: `${version.major}.${version.minor}`,
+      sidecarContainersGate: gate,
+      nativeSidecars: native,
+    });
+    const pod = await patchedPod(harness, `v-${answer.version.minor}-${gate}`);
+    expect(pod).toEqual(injected(native));
+    expect(apiServerRefusals(pod.spec as PodSpec, version, gate)).toEqual([]);
+    const line = await harness.logLine((l) => l.uid === `v-${answer.version.minor}-${gate}`);
+    expect(line).toMatchObject({
+      result: 'patched',
+      companion: native ? 'native sidecar' : 'first container',
+    });
+    expect(api.requests()).toBe(1);
+  });
+
+  it('an API server it cannot reach: the companion first, and it keeps asking', async () => {
+    const port = await closedPort();
+    const cert = makeTestCert();
+    cleanups.push(async () => cert.cleanup());
+    const harness = await webhookFor({
+      url: `https://127.0.0.1:${port}`,
+      caFile: cert.certFile,
+      tokenFile: tokenFile('any'),
+    });
+    const first = await harness.logLine((l) => String(l.msg).startsWith('kubernetes version not known'));
+    expect(first).toMatchObject({ level: 'warn', attempt: 1, retryInMs: 20 });
+    expect(String(first.err)).toMatch(`GET https://127.0.0.1:${port}/version: connect ECONNREFUSED`);
+    await harness.logLine((l) => l.attempt === 3);
+    const pod = await patchedPod(harness, 'unreachable');
+    expect(pod).toEqual(injected(false));
+    // What every version accepts, the oldest included.
+    expect(apiServerRefusals(pod.spec as PodSpec, { major: 1, minor: 24 }, false)).toEqual([]);
+  });
+
+  it('learns the version once the API server answers, and only then gives native sidecars', async () => {
+    const api = await standin({ status: 503 });
+    const harness = await webhookFor(api);
+    const failed = await harness.logLine((l) => String(l.msg).startsWith('kubernetes version not known'));
+    expect(String(failed.err)).toBe(`GET ${api.url}/version answered 503: status 503`);
+    expect(await patchedPod(harness, 'before')).toEqual(injected(false));
+    api.answer(versionBody('30'));
+    await harness.logLine((l) => l.msg === 'kubernetes version learnt');
+    expect(await patchedPod(harness, 'after')).toEqual(injected(true));
+  });
+
+  it('never waits for the API server: admissions are answered while /version hangs', async () => {
+    const api = await standin('hang');
+    const harness = await webhookFor(api, false, 10_000);
+    const started = performance.now();
+    expect(await patchedPod(harness, 'hanging')).toEqual(injected(false));
+    // Well within the 10 s the version request may take.
+    expect(performance.now() - started).toBeLessThan(3000);
+    await expect.poll(() => api.requests()).toBe(1);
+  });
+
+  it('without --native-sidecar it asks nothing and the companion goes first', async () => {
+    const harness = await startHarness();
+    cleanups.push(() => harness.close());
+    expect(await patchedPod(harness, 'plain')).toEqual(injected(false));
+    expect(harness.logs.some((l) => String(l.msg).startsWith('kubernetes version'))).toBe(false);
+  });
+});
+
+describe('fetchVersion: GET /version as client-go does it in a pod', () => {
+  it('sends the token, verifies the server with the CA, reads the version', async () => {
+    const api = await standin(versionBody('28+', 'v1.28.3-eks-4f4795d'));
+    expect(await fetchVersion(api, 1000)).toEqual({ major: 1, minor: 28 });
+  });
+
+  it.each([
+    {
+      name: 'a token the API server refuses',
+      api: (s: VersionStandin) => ({ ...s, tokenFile: tokenFile('someone-else') }),
+      message: /answered 401: \{"kind":"Status".*"code":401\}$/,
+    },
+    {
+      name: 'a server the CA did not sign',
+      api: (s: VersionStandin) => {
+        const other = makeTestCert();
+        cleanups.push(async () => other.cleanup());
+        return { ...s, caFile: other.certFile };
+      },
+      message: /^GET https:\/\/127\.0\.0\.1:\d+\/version: self.signed certificate/,
+    },
+    {
+      name: 'a token file that holds no token',
+      api: (s: VersionStandin) => ({ ...s, tokenFile: s.caFile }),
+      message: /^the service account token .* is not one line of printable characters$/,
+    },
+    {
+      name: 'no token file (automountServiceAccountToken: false)',
+      api: (s: VersionStandin) => ({ ...s, tokenFile: '/nonexistent/token' }),
+      message: /^cannot read the service account token \/nonexistent\/token: ENOENT/,
+    },
+    {
+      name: 'an answer without a version',
+      api: (s: VersionStandin) => {
+        s.answer({ version: { major: '', minor: '', gitVersion: 'devel' } });
+        return s;
+      },
+      message: /\/version: no version in the answer: major "", minor "", gitVersion "devel"$/,
+    },
+  ])('$name: a clear error', async ({ api, message }) => {
+    const server = await standin(versionBody('29'));
+    await expect(fetchVersion(api(server), 1000)).rejects.toThrow(message);
+  });
+
+  it('a server that never answers: gives up at the timeout', async () => {
+    const silent = await tcpApp(() => {});
+    cleanups.push(() => silent.close());
+    const cert = makeTestCert();
+    cleanups.push(async () => cert.cleanup());
+    const api = { url: `https://127.0.0.1:${silent.port}`, caFile: cert.certFile, tokenFile: tokenFile('t') };
+    const started = performance.now();
+    await expect(fetchVersion(api, 300)).rejects.toThrow(/: no answer within 300 ms$/);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('inClusterUrl and retryDelay', () => {
+  it.each([
+    {
+      name: 'IPv4',
+      env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' },
+      want: 'https://10.96.0.1:443',
+    },
+    {
+      name: 'IPv6',
+      env: { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' },
+      want: 'https://[fd00::1]:443',
+    },
+    { name: 'outside a pod', env: {}, want: undefined },
+    { name: 'no port', env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, want: undefined },
+  ])('inClusterUrl: $name', ({ env, want }) => {
+    expect(inClusterUrl(env)).toBe(want);
+  });
+
+  it.each([
+    { failures: 1, want: 1_000 },
+    { failures: 2, want: 2_000 },
+    { failures: 6, want: 32_000 },
+    { failures: 7, want: 60_000 },
+    { failures: 100, want: 60_000 },
+  ])('retryDelay after $failures failures: $want ms', ({ failures, want }) => {
+    expect(retryDelay(BACKOFF, failures)).toBe(want);
+  });
+});
