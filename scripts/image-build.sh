@@ -42,7 +42,7 @@ cp "$root/package.json" "$root/package-lock.json" "$work/src/"
     npm ci --ignore-scripts --no-audit --no-fund
 )
 cp "$root/tsconfig.json" "$work/src/"
-cp "$root/scripts/build.mjs" "$work/src/scripts/"
+cp "$root/scripts/build.mjs" "$root/scripts/bundle-options.mjs" "$work/src/scripts/"
 cp -R "$root/src" "$work/src/src"
 (cd "$work/src" && node scripts/build.mjs)
 

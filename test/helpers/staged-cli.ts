@@ -17,6 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { inject } from 'vitest';
+import { common } from '../../scripts/bundle-options.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -58,12 +59,9 @@ export function stageCli(root: string): Staged {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** The packages the bundle leaves external (scripts/build.mjs), and everything they depend on, as directories. */
+/** The packages the bundles leave external (scripts/bundle-options.mjs), and all they depend on, as directories. */
 function runtimePackages(root: string): string[] {
-  const build = readFileSync(join(root, 'scripts/build.mjs'), 'utf8');
-  const list = /external: \[([^\]]*)\]/.exec(build)?.[1];
-  if (list === undefined) throw new Error('scripts/build.mjs has no `external: [...]` list to stage');
-  const externals = [...list.matchAll(/'([^']+)'/g)].map((m) => m[1] as string);
+  const externals = common.external;
   const found = new Set<string>();
   const visit = (pkg: string) => {
     if (found.has(pkg)) return;

@@ -1,0 +1,95 @@
+// esbuild options of the bundles scripts/build.mjs writes (test/commands/bundle.test.ts checks what goes in).
+// serve starts in every pod, so its bundle is lean: CommonJS in node's module wrapper, run by cli.ts through a
+// vm.Script with V8's code cache (src/command-loader.ts), minified (0.5 MB less source in every companion's memory),
+// and without the parts of Fastify the companion never runs.
+import { readFile } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+
+// What serve's Fastify never runs, kept out of its bundle (issue 11; test/commands/bundle.test.ts checks it):
+// the schema compilers (app.ts gives Fastify its own, so it never requires these) and light-my-request (inject()
+// is for tests, which run the sources). Each is replaced by a module that throws if it is ever called.
+export const NOT_IN_SERVE = [
+  '@fastify/ajv-compiler',
+  '@fastify/fast-json-stringify-compiler',
+  'light-my-request',
+];
+// Modules Fastify requires at load for features the companion never uses: https/http2 servers (lib/server.js),
+// plugin version checks (semver), trustProxy (proxy-addr), and the JSON error serializer (its error handler is
+// replaced by app.ts's). In serve's bundle each is required on first use instead: the https/http2 pair alone cost
+// ~4 ms and 1 MiB per start, and TLS/HTTP/2 then load only when the probe table needs them (probe/http.ts, grpc.ts).
+const LAZY_IN_FASTIFY = {
+  'lib/server.js': ['node:https', 'node:http2'],
+  'lib/plugin-utils.js': ['semver'],
+  'lib/request.js': ['@fastify/proxy-addr'],
+  'lib/error-handler.js': ['./error-serializer'],
+};
+
+const leanFastify = {
+  name: 'lean-fastify',
+  setup(b) {
+    const filter = new RegExp(`^(${NOT_IN_SERVE.map((n) => n.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    b.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'not-in-serve' }));
+    b.onLoad({ filter: /.*/, namespace: 'not-in-serve' }, (args) => ({
+      contents: `module.exports = function () { throw new Error(${JSON.stringify(`${args.path} is not bundled in serve`)}); };`,
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/][a-z-]+\.js$/ }, async (args) => {
+      const file = `lib/${basename(args.path)}`;
+      const lazy = LAZY_IN_FASTIFY[file];
+      if (lazy === undefined) return undefined;
+      let contents = await readFile(args.path, 'utf8');
+      for (const name of lazy) {
+        const eager = new RegExp(`const (\\w+) = require\\('${name.replace(/[/.]/g, '\\$&')}'\\)`);
+        if (!eager.test(contents))
+          throw new Error(`lean-fastify: fastify/${file} no longer requires ${name} eagerly`);
+        // A function target, so a module that is itself a function (error-serializer) can still be called.
+        contents = contents.replace(
+          eager,
+          `const $1 = new Proxy(function () {}, { get: (_, key) => require('${name}')[key], apply: (_, self, args) => require('${name}').apply(self, args) })`,
+        );
+      }
+      return { contents, loader: 'js', resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+/** What every bundle shares: ESM for node, one self-contained file each, gRPC left in node_modules. */
+export const common = {
+  outdir: 'dist',
+  entryNames: '[dir]/[name]',
+  outbase: 'src',
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: false,
+  legalComments: 'none',
+  metafile: true,
+  external: ['@grpc/grpc-js', 'grpc-health-check'],
+  banner: {
+    js: [
+      '#!/usr/bin/env node',
+      "import { createRequire as __cr } from 'node:module';",
+      'const require = __cr(import.meta.url);',
+    ].join('\n'),
+  },
+  logLevel: 'warning',
+};
+
+/** esbuild options for dist/commands/serve.script.js, on top of the options every command shares. */
+export function serveBundle() {
+  return {
+    ...common,
+    entryPoints: ['src/commands/serve.ts'],
+    format: 'cjs',
+    outExtension: { '.js': '.script.js' },
+    minify: true,
+    // import() becomes require(): V8 drops a vm.Script's dynamic-import callback when it takes the code cache
+    // (Node 20: ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING), and everything serve loads lazily is CommonJS or built in.
+    supported: { 'dynamic-import': false },
+    banner: { js: '(function (exports, require, module, __filename, __dirname) {' },
+    footer: { js: '})' },
+    plugins: [leanFastify],
+  };
+}
