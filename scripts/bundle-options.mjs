@@ -24,6 +24,7 @@ const LAZY_IN_FASTIFY = {
   'lib/error-handler.js': ['./error-serializer'],
 };
 
+/** @type {import('esbuild').Plugin} */
 const leanFastify = {
   name: 'lean-fastify',
   setup(b) {
@@ -54,6 +55,7 @@ const leanFastify = {
 };
 
 /** What every bundle shares: ESM for node, one self-contained file each, gRPC left in node_modules. */
+/** @type {import('esbuild').BuildOptions & { metafile: true; external: string[] }} */
 export const common = {
   outdir: 'dist',
   entryNames: '[dir]/[name]',
@@ -78,6 +80,7 @@ export const common = {
 };
 
 /** esbuild options for dist/commands/serve.script.js, on top of the options every command shares. */
+/** @returns {import('esbuild').BuildOptions & { metafile: true }} */
 export function serveBundle() {
   return {
     ...common,

@@ -15,7 +15,7 @@ let text: string;
 let scratch: string;
 
 beforeAll(async () => {
-  const result = await build({ ...serveBundle(), absWorkingDir: ROOT, write: false, metafile: true });
+  const result = await build({ ...serveBundle(), absWorkingDir: ROOT, write: false });
   inputs = Object.keys(result.metafile.inputs);
   text = result.outputFiles.find((f) => f.path.endsWith('serve.script.js'))?.text ?? '';
   scratch = mkdtempSync(join(tmpdir(), 'osm-hc-bundle-'));
@@ -29,7 +29,7 @@ describe("serve's bundle", () => {
     expect(readFileSync(SERVE, 'utf8')).toBe(text);
   });
 
-  it.each([
+  it.each<{ name: string; dir: string; present?: boolean }>([
     ...NOT_IN_SERVE.map((name) => ({ name, dir: `node_modules/${name}/` })),
     { name: 'ajv (the schema compilers bring it)', dir: 'node_modules/ajv/' },
     {
