@@ -4,7 +4,7 @@
 //
 //   check --GET :1590x/osm-<kind>-probe/<container>--> companion --original probe--> app
 
-import { request } from 'node:http';
+import { boundedGet } from '../companion-get.js';
 import { describeError, verdictFor } from '../probe/http-outcome.js';
 import { MAX_BODY_BYTES } from '../probe/http-request.js';
 import { joinHostPort, type Verdict } from '../probe/result.js';
@@ -23,7 +23,11 @@ export function companionUrl(host: string, get: CompanionGet): string {
 }
 
 /** Never throws: a companion that is down, slow or garbled is a failure with a reason, as kubelet sees it. */
-export function askCompanion(host: string, get: CompanionGet, timeoutMs: number): Promise<CompanionAnswer> {
+export async function askCompanion(
+  host: string,
+  get: CompanionGet,
+  timeoutMs: number,
+): Promise<CompanionAnswer> {
   const url = companionUrl(host, get);
   // kubelet's request (k8s pkg/probe/http/request.go): its User-Agent, Accept */*, no keep-alive.
   const headers: Record<string, string> = {
@@ -32,45 +36,27 @@ export function askCompanion(host: string, get: CompanionGet, timeoutMs: number)
     Connection: 'close',
   };
   for (const { name, value } of get.headers) headers[name] = value;
-  return new Promise((resolve) => {
-    const req = request({ host, port: get.port, path: get.path, method: 'GET', headers, agent: false });
-    const timer = setTimeout(() => fail(`timeout after ${timeoutMs} ms`), timeoutMs);
-    let settled = false;
-    const settle = (answer: CompanionAnswer) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      req.destroy();
-      resolve(answer);
-    };
-    const fail = (why: string) =>
-      settle({ verdict: 'failure', status: null, reason: `GET ${url} failed: ${why}` });
-    req.on('response', (res) => {
-      const status = res.statusCode ?? 0;
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      const done = () => {
-        const body = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8').trim();
-        // kubelet's verdict on the status (http.go DoHTTPProbe): 2xx Success, 3xx Warning, else Failure.
-        settle({
-          verdict: verdictFor(status).verdict,
-          status,
-          reason: body === '' ? `HTTP ${status}` : body,
-        });
-      };
-      res.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        bytes += chunk.length;
-        if (bytes >= MAX_BODY_BYTES) done();
-      });
-      res.on('end', done);
-      res.on('error', (err) => fail(describeError(err)));
-    });
-    req.on('error', (err) => {
-      const hint =
-        (err as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? ' (is the companion running?)' : '';
-      fail(`${describeError(err)}${hint}`);
-    });
-    req.end();
+  const outcome = await boundedGet({
+    host,
+    port: get.port,
+    path: get.path,
+    headers,
+    timeoutMs,
+    maxBodyBytes: MAX_BODY_BYTES,
   });
+  if (!outcome.answered) {
+    const why = outcome.error === undefined ? outcome.reason : describeError(outcome.error);
+    const hint =
+      (outcome.error as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED'
+        ? ' (is the companion running?)'
+        : '';
+    return { verdict: 'failure', status: null, reason: `GET ${url} failed: ${why}${hint}` };
+  }
+  const body = outcome.body.trim();
+  // kubelet's verdict on the status (http.go DoHTTPProbe): 2xx Success, 3xx Warning, else Failure.
+  return {
+    verdict: verdictFor(outcome.status).verdict,
+    status: outcome.status,
+    reason: body === '' ? `HTTP ${outcome.status}` : body,
+  };
 }

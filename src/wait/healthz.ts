@@ -1,7 +1,7 @@
 // One GET of the companion's /healthz, with its own deadline. The outcome is a value: refused, timed out or a
 // non-200 answer is a reason to try again, never an exception.
 
-import { request } from 'node:http';
+import { boundedGet } from '../companion-get.js';
 import { HEALTHZ_PATH } from '../scheme.js';
 import type { Attempt } from './schedule.js';
 
@@ -12,37 +12,22 @@ export function healthzUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}${HEALTHZ_PATH}`;
 }
 
-export function getHealthz(host: string, port: number, timeoutMs: number): Promise<Attempt> {
-  return new Promise((resolve) => {
-    let settled = false;
-    const done = (attempt: Attempt) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      req.destroy();
-      resolve(attempt);
-    };
-    const req = request(
-      { host, port, path: HEALTHZ_PATH, method: 'GET', agent: false, headers: { connection: 'close' } },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          if (body.length < BODY_CHARS) body += chunk;
-        });
-        res.on('end', () => {
-          if (res.statusCode === 200) return done({ ok: true });
-          const line = body.split('\n')[0]?.slice(0, BODY_CHARS).trim() ?? '';
-          done({ ok: false, reason: `answered ${res.statusCode}${line === '' ? '' : `: ${line}`}` });
-        });
-        res.on('error', (err) => done({ ok: false, reason: err.message }));
-      },
-    );
-    const timer = setTimeout(
-      () => done({ ok: false, reason: `no answer within ${timeoutMs} ms` }),
-      timeoutMs,
-    );
-    req.on('error', (err) => done({ ok: false, reason: err.message }));
-    req.end();
+export async function getHealthz(host: string, port: number, timeoutMs: number): Promise<Attempt> {
+  const outcome = await boundedGet({
+    host,
+    port,
+    path: HEALTHZ_PATH,
+    headers: {},
+    timeoutMs,
+    maxBodyBytes: BODY_CHARS,
   });
+  if (!outcome.answered) {
+    return {
+      ok: false,
+      reason: outcome.error === undefined ? `no answer within ${timeoutMs} ms` : outcome.reason,
+    };
+  }
+  if (outcome.status === 200) return { ok: true };
+  const line = outcome.body.split('\n')[0]?.trim() ?? '';
+  return { ok: false, reason: `answered ${outcome.status}${line === '' ? '' : `: ${line}`}` };
 }
