@@ -5,6 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import {
   type Document,
   isCollection,
+  isMap,
   isNode,
   isPair,
   LineCounter,
@@ -15,6 +16,7 @@ import {
 } from 'yaml';
 import { HealthcheckError } from '../errors.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
+import { withAnnotations } from './metadata.js';
 import { rewritePodSpec } from './pod.js';
 import { syncNode } from './sync.js';
 import type { PodSpec, RewriteOptions } from './types.js';
@@ -80,21 +82,46 @@ function injectDocument(doc: Document, value: unknown, options: RewriteOptions):
     }
     warnings.push(...result.warnings);
     if (!result.changed) continue;
-    const node = doc.getIn(specPath, true);
-    if (isNode(node)) {
-      const next = syncNode(doc, node, result.spec);
-      if (next !== node) doc.setIn(specPath, next);
-      continue;
-    }
-    // getIn stops at an alias. Fine when the anchored original was rewritten already (two items sharing one
-    // template); otherwise editing the anchor would change its other users behind their back.
-    if (!isDeepStrictEqual(valueAt(doc.toJS(), specPath), result.spec)) {
-      const problem =
-        'is reached through a YAML alias, which inject cannot edit in place; expand the alias first';
-      throw new ManifestError(resource, specPath, problem);
-    }
+    syncAt(doc, specPath, result.spec, resource);
+    if (Object.keys(result.annotations).length === 0) continue;
+    const metadataPath = [...specPath.slice(0, -1), 'metadata'];
+    const metadata = valueAt(value, metadataPath);
+    syncAt(
+      doc,
+      metadataPath,
+      withAnnotations(metadata, result.annotations, resource, metadataPath),
+      resource,
+    );
   }
   return warnings;
+}
+
+/**
+ * Puts `next` at `path` by editing the node there in place; an absent key is added before `spec`, where
+ * manifests have `metadata`. getIn stops at an alias: fine when the anchored original holds `next` already (two
+ * items sharing one template); otherwise editing the anchor would change its other users behind their back.
+ */
+function syncAt(doc: Document, path: FieldPath, next: unknown, resource: string): void {
+  const node = doc.getIn(path, true);
+  if (isNode(node)) {
+    const synced = syncNode(doc, node, next);
+    if (synced !== node) doc.setIn(path, synced);
+    return;
+  }
+  const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
+  const key = path.at(-1);
+  if (isMap(parent) && typeof key === 'string' && !parent.has(key)) {
+    const entries = Object.entries(parent.toJS(doc) as Record<string, unknown>);
+    const spec = entries.findIndex(([name]) => name === 'spec');
+    entries.splice(spec < 0 ? entries.length : spec, 0, [key, next]);
+    syncNode(doc, parent, Object.fromEntries(entries));
+    return;
+  }
+  if (!isDeepStrictEqual(valueAt(doc.toJS(), path), next)) {
+    const problem =
+      'is reached through a YAML alias, which inject cannot edit in place; expand the alias first';
+    throw new ManifestError(resource, path, problem);
+  }
 }
 
 function valueAt(value: unknown, path: FieldPath): unknown {

@@ -1,5 +1,5 @@
-// rewritePodSpec: DESIGN.md §3 for one pod spec -> { spec, table, warnings }. Pure and YAML-free, so the CLI
-// and an admission webhook share it. The input is never mutated.
+// rewritePodSpec: DESIGN.md §3 for one pod spec -> { spec, annotations to add, table, warnings }. Pure and
+// YAML-free, so the CLI and an admission webhook share it. The input is never mutated.
 
 import { isDeepStrictEqual } from 'node:util';
 import { describeValue, TableError } from '../errors.js';
@@ -12,6 +12,7 @@ import {
   INIT_NAME,
   initContainer,
 } from './companion.js';
+import { defaultContainerAnnotations } from './default-container.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
 import { decideProbe, probeField } from './probe.js';
 import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
@@ -53,6 +54,7 @@ export function rewritePodSpec(
   }
   const unchanged = (warnings: string[]): RewriteResult => ({
     spec: structuredClone(spec),
+    annotations: {},
     table: {},
     warnings,
     changed: false,
@@ -104,7 +106,9 @@ export function rewritePodSpec(
   const shutdownGraceSeconds = graceSeconds(next, resource);
   const companion = companionContainer({ image: options.image, table, native, shutdownGraceSeconds });
   const result = withCompanion(next, options.image, companion, native);
-  return { spec: result, table, warnings, changed: !isDeepStrictEqual(spec, result) };
+  const added = defaultContainerAnnotations(result, annotations);
+  const changed = !isDeepStrictEqual(spec, result) || Object.keys(added).length > 0;
+  return { spec: result, annotations: added, table, warnings, changed };
 }
 
 /** The pod's terminationGracePeriodSeconds, Kubernetes' default when unset. */

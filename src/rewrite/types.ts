@@ -70,9 +70,12 @@ export interface RewriteOptions {
 export interface RewriteResult {
   /** A new spec; the input is never mutated. Equal to the input when `changed` is false. */
   spec: PodSpec;
+  /** Annotations to add to the pod (template)'s metadata, none it has already: kubectl's default container. */
+  annotations: Readonly<Record<string, string>>;
   /** The probe table written into the companion's env (empty when nothing was rewritten). */
   table: ProbeTableDocument;
   /** One line each, naming the resource and container, for probes left as they were. */
   warnings: string[];
+  /** The spec changed, or there are annotations to add. */
   changed: boolean;
 }

@@ -3,8 +3,9 @@
 // Our own failure never blocks a pod: it answers allowed, without a patch, with a warning that says why.
 
 import { ManifestError } from '../rewrite/manifest-error.js';
+import { withAnnotations } from '../rewrite/metadata.js';
 import { isOptedOut, rewritePodSpec } from '../rewrite/pod.js';
-import type { PodSpec, RewriteOptions } from '../rewrite/types.js';
+import type { PodSpec, RewriteOptions, RewriteResult } from '../rewrite/types.js';
 import { podTemplates } from '../rewrite/workload.js';
 import { OPT_OUT_ANNOTATION, PROBE_KINDS } from '../scheme.js';
 import type { ProbeTableDocument } from '../table/types.js';
@@ -48,7 +49,7 @@ export function admit(request: AdmissionRequest, options: RewriteOptions): Admis
     if (template === undefined) throw new Error('a Pod without a pod template');
     if (isOptedOut(template.annotations)) return skipped(`opted out (${OPT_OUT_ANNOTATION}: "false")`, name);
     const spec = object.spec as PodSpec;
-    let result: ReturnType<typeof rewritePodSpec>;
+    let result: RewriteResult;
     try {
       result = rewritePodSpec(spec, template.annotations, options, template.resource);
     } catch (err) {
@@ -57,7 +58,7 @@ export function admit(request: AdmissionRequest, options: RewriteOptions): Admis
       throw new ManifestError(err.resource, ['spec', ...err.path], err.problem, { cause: err });
     }
     const warnings = result.warnings.map((warning) => `${WARNING_PREFIX}${warning}`);
-    const ops = result.changed ? jsonPatch(object, { ...object, spec: result.spec }) : [];
+    const ops = result.changed ? jsonPatch(object, patchedPod(object, result, template.resource)) : [];
     const response: AdmissionResponse = { uid, allowed: true };
     if (ops.length > 0) {
       response.patchType = 'JSONPatch';
@@ -86,6 +87,13 @@ export function admit(request: AdmissionRequest, options: RewriteOptions): Admis
       error: err,
     };
   }
+}
+
+/** The pod as inject writes it. jsonPatch adds `/metadata/annotations` whole where the pod has none yet. */
+function patchedPod(pod: Record<string, unknown>, result: RewriteResult, resource: string): unknown {
+  if (Object.keys(result.annotations).length === 0) return { ...pod, spec: result.spec };
+  const metadata = withAnnotations(pod.metadata, result.annotations, resource, ['metadata']);
+  return { ...pod, metadata, spec: result.spec };
 }
 
 /** `liveness/app` for every entry of the table. */

@@ -1,7 +1,8 @@
 // Golden pairs (as Istio's testdata/inject): every x.yaml / x.json in test/fixtures/inject injects to
 // x.injected.yaml byte for byte, injects to itself again, carries a table serve accepts that matches the
-// rewritten probes, and starts the companion before every container it answers for. An earlier release's output
-// (test/fixtures/inject/earlier/, the companion last) injects to today's. UPDATE_GOLDEN=1 npx vitest run
+// rewritten probes, and starts the companion before every container it answers for, with kubectl's default
+// container on an app container. An earlier release's output (test/fixtures/inject/earlier/: the companion
+// last, or first without kubectl's default container) injects to today's. UPDATE_GOLDEN=1 npx vitest run
 // test/rewrite/golden.test.ts rewrites the expected files.
 
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME, WAIT_COMMAND } from '../../src/rewrite/companion.js';
+import { DEFAULT_CONTAINER_ANNOTATION } from '../../src/rewrite/default-container.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
 import type { Container, PodSpec, RewriteOptions } from '../../src/rewrite/types.js';
 import { podTemplates } from '../../src/rewrite/workload.js';
@@ -81,7 +83,7 @@ describe('inject is idempotent: inject(inject(x)) == inject(x)', () => {
   });
 });
 
-describe("an earlier release's output (companion last) injects to today's output", () => {
+describe("an earlier release's output injects to today's output", () => {
   const earlier = readdirSync(EARLIER)
     .sort()
     .map((file) => {
@@ -95,15 +97,19 @@ describe("an earlier release's output (companion last) injects to today's output
   });
 });
 
-/** Every pod spec in a YAML stream, by way of the same kind table inject uses. */
-function podSpecs(text: string): PodSpec[] {
+/** Every pod (template) in a YAML stream, by way of the same kind table inject uses. */
+function pods(text: string): { spec: PodSpec; annotations: Record<string, string> | undefined }[] {
   return parseAllDocuments(text).flatMap((doc) => {
     const value: unknown = doc.toJS();
-    return podTemplates(value).map(
-      ({ specPath }) =>
-        specPath.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], value) as PodSpec,
-    );
+    return podTemplates(value).map(({ specPath, annotations }) => ({
+      spec: specPath.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], value) as PodSpec,
+      annotations,
+    }));
   });
+}
+
+function podSpecs(text: string): PodSpec[] {
+  return pods(text).map(({ spec }) => spec);
 }
 
 /** `kind/container` for every probe that kubelet now sends to the companion with a table entry behind it. */
@@ -172,5 +178,19 @@ describe("every emitted table passes serve's validator and matches the rewritten
       const entries = PROBE_KINDS.flatMap((kind) => [...table[kind].keys()].map((name) => `${kind}/${name}`));
       expect(entries.sort()).toEqual(rewrittenProbes(spec).sort());
     }
+  });
+});
+
+describe("kubectl's default container is an app container wherever the companion is first, and the pod's own value stays", () => {
+  it.each(cases)('$name', ({ source, golden }) => {
+    const before = pods(read(source));
+    const after = pods(read(golden));
+    expect(after).toHaveLength(before.length);
+    after.forEach(({ spec, annotations }, index) => {
+      const own = before[index]?.annotations?.[DEFAULT_CONTAINER_ANNOTATION];
+      const [first, app] = spec.containers ?? [];
+      const expected = own ?? (first?.name === COMPANION_NAME ? app?.name : undefined);
+      expect(annotations?.[DEFAULT_CONTAINER_ANNOTATION]).toBe(expected);
+    });
   });
 });

@@ -86,6 +86,51 @@ it('two items sharing one anchored pod spec are both rewritten, the alias kept',
   expect(value.items[1].spec.containers[0].name).toBe('osm-healthcheck');
 });
 
+describe("kubectl's default container in the pod (template)'s metadata, edited in place", () => {
+  const probed = '    spec:\n      containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n';
+  it.each([
+    {
+      name: 'metadata: with no value',
+      source:
+        'kind: Pod\nmetadata:\nspec:\n  containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n',
+      expected:
+        'kind: Pod\nmetadata:\n  annotations:\n    kubectl.kubernetes.io/default-container: a\nspec:\n',
+    },
+    {
+      name: 'no metadata: it goes just before spec',
+      source: `kind: Job\nspec:\n  template:\n    # the pod\n${probed}`,
+      expected:
+        'kind: Job\nspec:\n  template:\n    metadata:\n      annotations:\n        kubectl.kubernetes.io/default-container: a\n    # the pod\n    spec:\n',
+    },
+    {
+      name: 'a flow map of annotations stays a flow map',
+      source: `kind: Job\nspec:\n  template:\n    metadata: {annotations: {x: "1"}}\n${probed}`,
+      expected:
+        'kind: Job\nspec:\n  template:\n    metadata: {annotations: {x: "1", kubectl.kubernetes.io/default-container: a}}\n',
+    },
+  ])('$name', ({ source, expected }) => {
+    const { output } = injectManifests(source, OPTIONS, 'yaml');
+    expect(output.startsWith(expected), output).toBe(true);
+    expect(injectManifests(output, OPTIONS, 'yaml').output).toBe(output);
+  });
+
+  it('two workloads sharing one anchored template metadata: the anchor gets it once, the alias is kept', () => {
+    const source =
+      'kind: List\nitems:\n  - kind: Job\n    spec:\n      template:\n        metadata: &m\n          labels: {app: a}\n  ' +
+      probed.replaceAll('\n    ', '\n        ').replace(/^ {4}/, '      ') +
+      '  - kind: Job\n    spec:\n      template:\n        metadata: *m\n  ' +
+      probed.replaceAll('\n    ', '\n        ').replace(/^ {4}/, '      ');
+    const { output } = injectManifests(source, OPTIONS, 'yaml');
+    expect(output).toContain('metadata: *m');
+    const value = JSON.parse(injectManifests(output, OPTIONS, 'json').output);
+    for (const item of value.items) {
+      expect(item.spec.template.metadata.annotations).toEqual({
+        'kubectl.kubernetes.io/default-container': 'a',
+      });
+    }
+  });
+});
+
 describe('injectManifests errors name the document and the line', () => {
   it.each([
     {
@@ -121,6 +166,13 @@ describe('injectManifests errors name the document and the line', () => {
         'kind: List\nitems:\n  - kind: Pod\n    metadata: {name: p}\n    spec:\n      containers:\n        - name: a\n        - name: a\n',
       message:
         /^document 1, line 8: Pod\/p: items\[0\].spec.containers\[1\].name: duplicate container name "a"/,
+    },
+    {
+      name: "annotations that are no map, where kubectl's default container goes",
+      source:
+        'kind: Pod\nmetadata:\n  name: p\n  annotations: [a]\nspec:\n  containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n',
+      message:
+        /^document 1, line 4: Pod\/p: metadata.annotations: must be a map of annotations, got an array$/,
     },
     {
       name: 'a pod template that is an alias of something inject did not rewrite',

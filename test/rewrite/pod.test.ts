@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HealthcheckError } from '../../src/errors.js';
 import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME, WAIT_COMMAND } from '../../src/rewrite/companion.js';
+import { DEFAULT_CONTAINER_ANNOTATION } from '../../src/rewrite/default-container.js';
 import { ManifestError } from '../../src/rewrite/manifest-error.js';
 import { rewritePodSpec } from '../../src/rewrite/pod.js';
 import type { Container, PodSpec, Probe } from '../../src/rewrite/types.js';
@@ -222,6 +223,7 @@ describe('probes that are left as they are', () => {
     const result = rewrite(spec);
     expect(result).toEqual({
       spec,
+      annotations: {},
       table: {},
       warnings: warning === undefined ? [] : [warning],
       changed: false,
@@ -283,7 +285,7 @@ describe("probes osm-edge's injector already rewrote: kept, their targets put in
     expect(result.table).toEqual({ [kind]: { app: entry } });
     expect(result.changed).toBe(true);
     expect(container(result.spec, COMPANION_NAME)).toBeDefined();
-    expect(rewrite(deepFreeze(result.spec)).changed).toBe(false);
+    expect(rewrite(deepFreeze(result.spec), result.annotations).changed).toBe(false);
   });
 });
 
@@ -326,14 +328,15 @@ describe("osm-edge's injector and inject, in either order", () => {
       'Original-Http-Port',
       'Original-Http-Path',
     ]);
-    const again = rewrite(deepFreeze(wrapped));
+    const again = rewrite(deepFreeze(wrapped), once.annotations);
     expect(again.warnings).toEqual([]);
+    expect(again.annotations).toEqual({});
     expect(again.table).toEqual(once.table);
     expect(again.spec.containers?.map((c) => c.name)).toEqual([COMPANION_NAME, 'web', 'api', 'sidecar']);
     for (const name of ['web', 'api', COMPANION_NAME]) {
       expect(container(again.spec, name)).toEqual(container(once.spec, name));
     }
-    expect(rewrite(deepFreeze(again.spec)).changed).toBe(false);
+    expect(rewrite(deepFreeze(again.spec), once.annotations).changed).toBe(false);
   });
 
   it('a wrapped probe with no earlier table entry is left as it is, with a warning', () => {
@@ -448,6 +451,7 @@ describe('the pod around the probes', () => {
     const again = rewrite(earlier);
     expect(again.changed).toBe(true);
     expect(again.spec).toEqual(once);
+    expect(again.annotations).toEqual({ [DEFAULT_CONTAINER_ANNOTATION]: 'app' });
   });
 
   it('probes of a native sidecar are rewritten and make the companion native; plain init containers are not probed', () => {
@@ -474,7 +478,7 @@ describe('the pod around the probes', () => {
   it('the opt-out annotation leaves the pod alone', () => {
     const spec = pod(app);
     const result = rewrite(spec, { 'osm-healthcheck/rewrite-probes': 'false' });
-    expect(result).toEqual({ spec, table: {}, warnings: [], changed: false });
+    expect(result).toEqual({ spec, annotations: {}, table: {}, warnings: [], changed: false });
     expect(rewrite(spec, { 'osm-healthcheck/rewrite-probes': 'true' }).changed).toBe(true);
   });
 
@@ -487,8 +491,9 @@ describe('the pod around the probes', () => {
 
   it('is idempotent: rewriting the result again changes nothing', () => {
     const once = rewrite(pod(app, { name: 'db', image: 'd', readinessProbe: { tcpSocket: { port: 5432 } } }));
-    const twice = rewrite(deepFreeze(once.spec));
+    const twice = rewrite(deepFreeze(once.spec), once.annotations);
     expect(twice.changed).toBe(false);
+    expect(twice.annotations).toEqual({});
     expect(twice.spec).toEqual(once.spec);
     expect(twice.table).toEqual(once.table);
   });
@@ -513,7 +518,89 @@ describe('the pod around the probes', () => {
 
   it('a workload with no probes is unchanged and gets no companion', () => {
     const spec = pod({ name: 'app', image: 'a' });
-    expect(rewrite(spec)).toEqual({ spec, table: {}, warnings: [], changed: false });
+    expect(rewrite(spec)).toEqual({ spec, annotations: {}, table: {}, warnings: [], changed: false });
+  });
+});
+
+describe("kubectl's default container, for the pod (template)'s metadata", () => {
+  const probed = { name: 'web', image: 'w', readinessProbe: { tcpSocket: { port: 8080 } } };
+  const KEY = DEFAULT_CONTAINER_ANNOTATION;
+
+  it.each<{
+    name: string;
+    spec: PodSpec;
+    annotations?: Record<string, string>;
+    nativeSidecar?: boolean;
+    added: Record<string, string>;
+  }>([
+    { name: 'no annotations: the first app container', spec: pod(probed), added: { [KEY]: 'web' } },
+    {
+      name: 'other annotations: added beside them',
+      spec: pod({ name: 'logs', image: 'l' }, probed),
+      annotations: { 'prometheus.io/scrape': 'true' },
+      added: { [KEY]: 'logs' },
+    },
+    {
+      name: "the pod's own value: kept",
+      spec: pod(probed, { name: 'shell', image: 's' }),
+      annotations: { [KEY]: 'shell' },
+      added: {},
+    },
+    {
+      name: "the pod's own value naming the companion: kept",
+      spec: pod(probed),
+      annotations: { [KEY]: COMPANION_NAME },
+      added: {},
+    },
+    {
+      name: 'native sidecar asked for: no annotation (the app is the first container)',
+      spec: pod(probed),
+      nativeSidecar: true,
+      added: {},
+    },
+    {
+      name: 'native sidecar forced by a probed sidecar: no annotation',
+      spec: deepFreeze({
+        initContainers: [
+          { name: 'proxy', image: 'p', restartPolicy: 'Always', startupProbe: { tcpSocket: { port: 1 } } },
+        ],
+        containers: [{ name: 'app', image: 'a' }],
+      }),
+      added: {},
+    },
+    {
+      name: 'opted out: untouched',
+      spec: pod(probed),
+      annotations: { 'osm-healthcheck/rewrite-probes': 'false' },
+      added: {},
+    },
+    {
+      name: 'nothing to rewrite: no companion, no annotation',
+      spec: pod({ name: 'web', image: 'w' }),
+      added: {},
+    },
+  ])('$name', ({ spec, annotations, nativeSidecar = false, added }) => {
+    const result = rewrite(spec, annotations, { ...OPTIONS, nativeSidecar });
+    expect(result.annotations).toEqual(added);
+    // With the annotations written, rewriting again adds nothing and changes nothing.
+    const again = rewrite(
+      deepFreeze(result.spec),
+      { ...annotations, ...result.annotations },
+      {
+        ...OPTIONS,
+        nativeSidecar,
+      },
+    );
+    expect(again.annotations).toEqual({});
+    expect(again.changed).toBe(false);
+  });
+
+  it('a pod injected before this annotation existed (companion first, spec as today): only the annotation is new', () => {
+    const once = rewrite(pod(probed));
+    const again = rewrite(deepFreeze(once.spec));
+    expect(again.changed).toBe(true);
+    expect(again.spec).toEqual(once.spec);
+    expect(again.annotations).toEqual({ [KEY]: 'web' });
   });
 });
 

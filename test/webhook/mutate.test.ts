@@ -58,6 +58,7 @@ async function admit(body: unknown): Promise<Review> {
 describe('every fixture: the patched pod is what inject makes of it', () => {
   it.each([
     { name: 'http-get', result: 'patched', pod: 'web-7d9f8c6b5-*' },
+    { name: 'annotated', result: 'patched', pod: 'web-7d9f8c6b5-*' },
     { name: 'https-headers', result: 'patched', pod: 'api-5b8d-*' },
     { name: 'tcp-socket', result: 'patched', pod: 'db-0' },
     { name: 'grpc', result: 'patched', pod: 'orders-6c4f-*' },
@@ -78,12 +79,71 @@ describe('every fixture: the patched pod is what inject makes of it', () => {
     expect(patched(request.object, response)).toEqual(expected.pod);
     expect(response.warnings ?? []).toEqual(expected.warnings);
     expect(response.patch === undefined).toBe(result !== 'patched');
-    // The patch only ever touches the pod spec.
-    for (const op of operations(response)) expect(op.path).toMatch(/^\/spec\//);
+    // The patch touches the pod spec, and the pod's annotations only to add kubectl's default container.
+    for (const op of operations(response)) {
+      expect(op.path).toMatch(
+        /^\/spec\/|^\/metadata\/annotations(\/kubectl\.kubernetes\.io~1default-container)?$/,
+      );
+    }
     const line = await harness.logLine((l) => l.uid === request.uid);
     expect(line).toMatchObject({ msg: 'admission', namespace: 'shop', pod, operation: 'CREATE', result });
     expect(typeof line.changed).toBe('string');
     expect(typeof line.durationMs).toBe('number');
+  });
+});
+
+describe("kubectl's default container: the patch adds it whether or not the pod has annotations", () => {
+  const { request } = JSON.parse(fixture('http-get')) as Review;
+  const base = request.object;
+  const metadata = base.metadata as Pod;
+  const KEY = 'kubectl.kubernetes.io/default-container';
+  it.each([
+    {
+      uid: 'dc-no-annotations',
+      name: 'no metadata.annotations: the annotations map is added whole',
+      pod: base,
+      op: { op: 'add', path: '/metadata/annotations', value: { [KEY]: 'web' } },
+      annotations: { [KEY]: 'web' },
+    },
+    {
+      uid: 'dc-empty-annotations',
+      name: 'empty metadata.annotations: the key is added',
+      pod: { ...base, metadata: { ...metadata, annotations: {} } },
+      op: { op: 'add', path: '/metadata/annotations/kubectl.kubernetes.io~1default-container', value: 'web' },
+      annotations: { [KEY]: 'web' },
+    },
+    {
+      uid: 'dc-other-annotations',
+      name: 'other annotations: the key is added beside them',
+      pod: { ...base, metadata: { ...metadata, annotations: { 'prometheus.io/scrape': 'true' } } },
+      op: { op: 'add', path: '/metadata/annotations/kubectl.kubernetes.io~1default-container', value: 'web' },
+      annotations: { 'prometheus.io/scrape': 'true', [KEY]: 'web' },
+    },
+    {
+      uid: 'dc-own-value',
+      name: "the pod's own value: kept, no annotation operation",
+      pod: { ...base, metadata: { ...metadata, annotations: { [KEY]: 'osm-healthcheck' } } },
+      op: undefined,
+      annotations: { [KEY]: 'osm-healthcheck' },
+    },
+  ])('$name', async ({ uid, pod, op, annotations }) => {
+    const { response } = await admit(reviewOf(pod, uid));
+    const ops = operations(response);
+    const onMetadata = ops.filter((o) => o.path.startsWith('/metadata'));
+    expect(onMetadata).toEqual(op === undefined ? [] : [op]);
+    // Applied as the API server applies it: every operation's parent must exist.
+    const after = patched(pod, response);
+    expect((after.metadata as Pod).annotations).toEqual(annotations);
+    expect(after).toEqual(injected(pod).pod);
+  });
+
+  it('the operation a patch must not carry: adding the key where annotations is missing fails to apply', () => {
+    const naive = [
+      { op: 'add', path: '/metadata/annotations/kubectl.kubernetes.io~1default-container', value: 'web' },
+    ] as Operation[];
+    expect(() => jsonpatch.applyPatch(structuredClone(base), naive, true, false)).toThrow(
+      /OPERATION_PATH_CANNOT_ADD|Cannot perform an `add` operation/,
+    );
   });
 });
 
