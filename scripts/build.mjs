@@ -7,7 +7,7 @@
 // its .proto from its own package directory.
 import { readdirSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
 const COMMANDS = ['serve', 'inject', 'init', 'webhook', 'check'];
@@ -90,6 +90,41 @@ const commandsExternal = {
   },
 };
 
+// serve's metrics exposition (prom-client: ~20 ms of start-up and MiB in every pod) is its own file, required on
+// the first GET /metrics: load-exposition.ts's import('./registry.js') becomes require('./serve-metrics.cjs').
+const METRICS_EXPOSITION = resolve('src/metrics/registry.ts');
+const METRICS_FILE = 'serve-metrics.cjs';
+const metricsExternal = {
+  name: 'metrics-external',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/registry\.js$/ }, (args) =>
+      resolve(args.resolveDir, 'registry.ts') === METRICS_EXPOSITION
+        ? { path: `./${METRICS_FILE}`, external: true }
+        : undefined,
+    );
+  },
+};
+
+// prom-client's index requires what the exposition never uses: the Pushgateway (https, and so tls and crypto, and
+// zlib), cluster aggregation and Summary (tdigest). Each is replaced by a module that throws if it is ever called:
+// the first scrape then takes ~10 ms less CPU and leaves ~1 MiB less resident.
+const NOT_IN_METRICS = ['./lib/pushgateway', './lib/cluster', './lib/summary'];
+const leanPromClient = {
+  name: 'lean-prom-client',
+  setup(b) {
+    const filter = new RegExp(`^(${NOT_IN_METRICS.map((n) => n.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    b.onResolve({ filter }, (args) =>
+      /[\\/]node_modules[\\/]prom-client[\\/]index\.js$/.test(args.importer)
+        ? { path: args.path, namespace: 'not-in-metrics' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'not-in-metrics' }, (args) => ({
+      contents: `module.exports = function () { throw new Error(${JSON.stringify(`prom-client ${args.path} is not bundled in serve's metrics`)}); };`,
+      loader: 'js',
+    }));
+  },
+};
+
 const results = await Promise.all([
   build({ ...common, entryPoints: ['src/cli.ts'], plugins: [commandsExternal] }),
   // serve starts in every pod: CommonJS in node's module wrapper, run by cli.ts through a vm.Script with V8's code
@@ -105,13 +140,32 @@ const results = await Promise.all([
     supported: { 'dynamic-import': false },
     banner: { js: '(function (exports, require, module, __filename, __dirname) {' },
     footer: { js: '})' },
-    plugins: [leanFastify],
+    plugins: [leanFastify, metricsExternal],
+  }),
+  build({
+    ...common,
+    entryPoints: [METRICS_EXPOSITION],
+    outdir: undefined,
+    outfile: `dist/commands/${METRICS_FILE}`,
+    format: 'cjs',
+    minify: true,
+    banner: {},
+    plugins: [leanPromClient],
   }),
   build({
     ...common,
     entryPoints: COMMANDS.filter((name) => name !== 'serve').map((name) => `src/commands/${name}.ts`),
   }),
 ]);
+
+// Should the import above ever be renamed, prom-client would be bundled into serve again without a word.
+const serveInputs = Object.keys(results[1].metafile.inputs);
+const leaked = serveInputs.filter((input) => /node_modules[\\/]prom-client[\\/]/.test(input));
+if (leaked.length > 0 || serveInputs.includes('src/metrics/registry.ts')) {
+  throw new Error(
+    `build: serve's bundle must not hold the metrics exposition, found ${leaked[0] ?? 'registry.ts'}`,
+  );
+}
 
 // Remove what this build no longer writes (e.g. an older layout's dist/chunks), after writing, so a CLI started
 // from the previous build keeps its files as long as possible.
