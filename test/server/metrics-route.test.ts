@@ -3,7 +3,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpApp, type Running } from '../helpers/apps.js';
+import { httpApp } from '../helpers/apps.js';
 import { get } from '../helpers/client.js';
 import { type Companion, startCompanion } from '../helpers/companion.js';
 
