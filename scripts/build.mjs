@@ -8,7 +8,7 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { common, serveBundle } from './bundle-options.mjs';
+import { common, metricsBundle, serveBundle } from './bundle-options.mjs';
 
 const COMMANDS = ['serve', 'wait', 'inject', 'init', 'webhook', 'check'];
 
@@ -25,13 +25,23 @@ const commandsExternal = {
 
 const results = await Promise.all([
   build({ ...common, entryPoints: ['src/cli.ts'], plugins: [commandsExternal] }),
-  // serve starts in every pod: its own options (scripts/serve-bundle.mjs).
+  // serve starts in every pod, and its metrics exposition loads on the first scrape: scripts/bundle-options.mjs.
   build(serveBundle()),
+  build(metricsBundle()),
   build({
     ...common,
     entryPoints: COMMANDS.filter((name) => name !== 'serve').map((name) => `src/commands/${name}.ts`),
   }),
 ]);
+
+// Should the import above ever be renamed, prom-client would be bundled into serve again without a word.
+const serveInputs = Object.keys(results[1].metafile.inputs);
+const leaked = serveInputs.filter((input) => /node_modules[\\/]prom-client[\\/]/.test(input));
+if (leaked.length > 0 || serveInputs.includes('src/metrics/registry.ts')) {
+  throw new Error(
+    `build: serve's bundle must not hold the metrics exposition, found ${leaked[0] ?? 'registry.ts'}`,
+  );
+}
 
 // Remove what this build no longer writes (e.g. an older layout's dist/chunks), after writing, so a CLI started
 // from the previous build keeps its files as long as possible.

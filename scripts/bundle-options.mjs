@@ -3,7 +3,7 @@
 // vm.Script with V8's code cache (src/command-loader.ts), minified (0.5 MB less source in every companion's memory),
 // and without the parts of Fastify the companion never runs.
 import { readFile } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 
 // What serve's Fastify never runs, kept out of its bundle (issue 11; test/commands/bundle.test.ts checks it):
 // the schema compilers (app.ts gives Fastify its own, so it never requires these) and light-my-request (inject()
@@ -54,6 +54,43 @@ const leanFastify = {
   },
 };
 
+// serve's metrics exposition (prom-client: ~20 ms of start-up and MiB in every pod) is its own file, required on
+// the first GET /metrics: load-exposition.ts's import('./registry.js') becomes require('./serve-metrics.cjs').
+const METRICS_EXPOSITION = resolve('src/metrics/registry.ts');
+const METRICS_FILE = 'serve-metrics.cjs';
+/** @type {import('esbuild').Plugin} */
+const metricsExternal = {
+  name: 'metrics-external',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/registry\.js$/ }, (args) =>
+      resolve(args.resolveDir, 'registry.ts') === METRICS_EXPOSITION
+        ? { path: `./${METRICS_FILE}`, external: true }
+        : undefined,
+    );
+  },
+};
+
+// prom-client's index requires what the exposition never uses: the Pushgateway (https, and so tls and crypto, and
+// zlib), cluster aggregation and Summary (tdigest). Each is replaced by a module that throws if it is ever called:
+// the first scrape then takes ~10 ms less CPU and leaves ~1 MiB less resident.
+const NOT_IN_METRICS = ['./lib/pushgateway', './lib/cluster', './lib/summary'];
+/** @type {import('esbuild').Plugin} */
+const leanPromClient = {
+  name: 'lean-prom-client',
+  setup(b) {
+    const filter = new RegExp(`^(${NOT_IN_METRICS.map((n) => n.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    b.onResolve({ filter }, (args) =>
+      /[\\/]node_modules[\\/]prom-client[\\/]index\.js$/.test(args.importer)
+        ? { path: args.path, namespace: 'not-in-metrics' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'not-in-metrics' }, (args) => ({
+      contents: `module.exports = function () { throw new Error(${JSON.stringify(`prom-client ${args.path} is not bundled in serve's metrics`)}); };`,
+      loader: 'js',
+    }));
+  },
+};
+
 /** What every bundle shares: ESM for node, one self-contained file each, gRPC left in node_modules. */
 /** @type {import('esbuild').BuildOptions & { metafile: true; external: string[] }} */
 export const common = {
@@ -93,6 +130,20 @@ export function serveBundle() {
     supported: { 'dynamic-import': false },
     banner: { js: '(function (exports, require, module, __filename, __dirname) {' },
     footer: { js: '})' },
-    plugins: [leanFastify],
+    plugins: [leanFastify, metricsExternal],
+  };
+}
+
+/** esbuild options for dist/commands/serve-metrics.cjs, which serve requires on the first GET /metrics. */
+export function metricsBundle() {
+  return {
+    ...common,
+    entryPoints: [METRICS_EXPOSITION],
+    outdir: undefined,
+    outfile: `dist/commands/${METRICS_FILE}`,
+    format: 'cjs',
+    minify: true,
+    banner: {},
+    plugins: [leanPromClient],
   };
 }

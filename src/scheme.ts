@@ -20,6 +20,8 @@ export const PORT_RANGE = { first: 15901, last: 15904 } as const;
 
 export const HEALTHCHECK_PATH = '/osm-healthcheck';
 export const HEALTHZ_PATH = '/healthz';
+/** Prometheus metrics, on the healthcheck port only. */
+export const METRICS_PATH = '/metrics';
 export const TCP_PORT_HEADER = 'Original-Tcp-Port';
 export const HTTP_PORT_HEADER = 'Original-Http-Port';
 export const HTTP_PATH_HEADER = 'Original-Http-Path';

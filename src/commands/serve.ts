@@ -1,8 +1,11 @@
 // `osm-healthcheck serve`: flags and env -> probe table -> app + listeners; on SIGTERM waits for the app to go, then
 // drains; on SIGINT drains at once.
 
+import pkg from '../../package.json' with { type: 'json' };
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
+import { lazyExposition } from '../metrics/load-exposition.js';
+import { Recorder } from '../metrics/recorder.js';
 import { parseListenPorts, parsePortRanges, portSet } from '../ports.js';
 import { preloadProbers, runProbe } from '../probe/run.js';
 import { DEFAULT_PORTS, LISTENER_ROLES, PROBES_ENV, SHUTDOWN_GRACE_ENV } from '../scheme.js';
@@ -89,6 +92,7 @@ async function run(argv: readonly string[]): Promise<void> {
   const log = createLogger(level);
   let listeners: Listeners | undefined;
   let draining = false;
+  const recorder = new Recorder(table);
   const app = await buildApp({
     table,
     allowedPorts: allowedPorts(table, allowedFlag),
@@ -98,6 +102,8 @@ async function run(argv: readonly string[]): Promise<void> {
     roleOf: (socket) => listeners?.roleOf(socket),
     isReady: () => listeners !== undefined && !draining,
     maxProbesPerListener: MAX_PROBES_PER_LISTENER,
+    recorder,
+    exposition: lazyExposition(recorder, { version: pkg.version }),
   });
   try {
     listeners = await listen({

@@ -5,6 +5,8 @@
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from '../log.js';
+import type { HeaderProbe, Recorder } from '../metrics/recorder.js';
+import type { Exposition } from '../metrics/registry.js';
 import { type ProbeResult, probeBudgetMs } from '../probe/result.js';
 import type { Prober } from '../probe/run.js';
 import {
@@ -12,11 +14,12 @@ import {
   HEALTHZ_PATH,
   HTTP_PATH_HEADER,
   type ListenerRole,
+  METRICS_PATH,
   PROBE_KINDS,
   type ProbeKind,
   probePath,
 } from '../scheme.js';
-import type { ProbeHandler, ProbeTable } from '../table/types.js';
+import type { ProbeEntry, ProbeHandler, ProbeTable } from '../table/types.js';
 import { Gate } from './gate.js';
 import { LineBudget } from './line-budget.js';
 import { listenerConstraint } from './listener-constraint.js';
@@ -39,6 +42,10 @@ export interface AppOptions {
   isReady: () => boolean;
   /** Upstream probes in flight per listener; more are refused at once so a flood on one port can't starve another. */
   maxProbesPerListener: number;
+  /** Counts probe runs, refusals, probes in flight and header checks for /metrics. */
+  recorder: Recorder;
+  /** The Prometheus exposition of `recorder`, loaded on the first GET /metrics (metrics/load-exposition.ts). */
+  exposition: () => Promise<Exposition>;
 }
 
 export interface App {
@@ -78,7 +85,7 @@ function closeIfBody(request: Request, reply: Reply): void {
 }
 
 export async function buildApp(options: AppOptions): Promise<App> {
-  const { table, prober, log, roleOf, allowedPorts } = options;
+  const { table, prober, log, roleOf, allowedPorts, recorder } = options;
   const gates = new Map<ListenerRole | undefined, Gate>();
   const gateFor = (role: ListenerRole | undefined): Gate => {
     let gate = gates.get(role);
@@ -113,16 +120,21 @@ export async function buildApp(options: AppOptions): Promise<App> {
     request: Request,
     reply: Reply,
     label: string,
+    recorded: ProbeEntry | HeaderProbe,
     handler: ProbeHandler,
     timeoutSeconds: number,
     fields: () => Record<string, unknown>,
   ): Promise<Reply> {
-    const gate = gateFor(here(request));
+    const role = here(request);
+    const gate = gateFor(role);
     if (!gate.enter()) {
+      recorder.gateRefused(role);
       warnFailure(fields, 'too many concurrent probes', 'probe refused');
       return answer(reply, 503, `${label}: refused: ${gate.limit} probes already in flight on this port`);
     }
     let result: ProbeResult;
+    recorder.inFlight(role, 1);
+    const started = performance.now();
     try {
       const ua = request.headers['user-agent'];
       const userAgent = ua !== undefined && KUBELET_UA.test(ua) ? ua : undefined;
@@ -133,7 +145,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
       );
     } finally {
       gate.leave();
+      recorder.inFlight(role, -1);
     }
+    recorder.probeRun(recorded, result.verdict, (performance.now() - started) / 1000);
     if (result.verdict === 'failure') warnFailure(fields, result.message, 'probe failed');
     else if (log.isLevelEnabled('debug')) log.debug({ ...fields(), result: result.message }, 'probe passed');
     return answer(reply, result.status, `${label}: ${result.message}`);
@@ -148,16 +162,28 @@ export async function buildApp(options: AppOptions): Promise<App> {
       container: entry.container,
       target: `${entry.handler.type}:${entry.handler.port}`,
     });
-    return run(request, reply, `${kind} ${entry.container}`, entry.handler, entry.timeoutSeconds, fields);
+    return run(
+      request,
+      reply,
+      `${kind} ${entry.container}`,
+      entry,
+      entry.handler,
+      entry.timeoutSeconds,
+      fields,
+    );
   }
 
   function healthcheck(request: Request, reply: Reply) {
     closeIfBody(request, reply);
     const parsed = parseOriginalHeaders(originalHeaders(request.raw.rawHeaders));
-    if (!parsed.ok) return answer(reply, 400, `healthcheck: ${parsed.reason}`);
+    if (!parsed.ok) {
+      recorder.headerCheck('invalid');
+      return answer(reply, 400, `healthcheck: ${parsed.reason}`);
+    }
     const { target } = parsed;
     if (target.type === 'self') return wrapped(request, reply, target.path);
     if (allowedPorts !== undefined && !allowedPorts.has(target.port)) {
+      recorder.headerCheck('port_not_allowed');
       const list = [...allowedPorts].sort((a, b) => a - b).join(', ') || 'none';
       return answer(reply, 403, `healthcheck: port ${target.port} is not allowed; allowed ports: ${list}`);
     }
@@ -165,20 +191,23 @@ export async function buildApp(options: AppOptions): Promise<App> {
       target.type === 'tcp'
         ? { type: 'tcpSocket', port: target.port }
         : { type: 'httpGet', scheme: 'HTTP', port: target.port, path: target.path, httpHeaders: [] };
+    recorder.headerCheck(target.type);
     const fields = () => ({ kind: 'healthcheck', target: `${handler.type}:${target.port}` });
-    return run(request, reply, 'healthcheck', handler, timeoutFor(target.port), fields);
+    return run(request, reply, 'healthcheck', handler.type, handler, timeoutFor(target.port), fields);
   }
 
   /** osm-edge's wrap of one of our own probe paths (original-headers.ts): serve that path's entry. */
   function wrapped(request: Request, reply: Reply, path: string) {
     const match = matchPath(path.split('?')[0] ?? path);
     if (match?.route !== 'probe') {
+      recorder.headerCheck('invalid');
       return answer(
         reply,
         400,
         `healthcheck: ${HTTP_PATH_HEADER} ${JSON.stringify(path)} names this companion but none of its probe paths`,
       );
     }
+    recorder.headerCheck('unwrapped');
     return probe(request, reply, match.kind, match.container);
   }
 
@@ -226,6 +255,19 @@ export async function buildApp(options: AppOptions): Promise<App> {
     return options.isReady()
       ? answer(reply, 200, 'ok')
       : answer(reply, 503, 'not ready: listeners starting or draining');
+  });
+  app.get(METRICS_PATH, { constraints: { listener: 'healthcheck' } }, async (request, reply) => {
+    closeIfBody(request, reply);
+    try {
+      const exposition = await options.exposition();
+      const text = await exposition.metrics();
+      return reply.code(200).header('content-type', exposition.contentType).send(text);
+    } catch (err) {
+      log.error({ err }, 'metrics failed');
+      // One line: a failed require's message goes on with its require stack.
+      const [line] = (err instanceof Error ? err.message : String(err)).split('\n', 1);
+      return answer(reply, 500, `metrics: ${line}`);
+    }
   });
   for (const kind of PROBE_KINDS) {
     const constraints = { listener: kind };

@@ -5,6 +5,7 @@ import {
   HEALTHCHECK_PATH,
   HEALTHZ_PATH,
   type ListenerRole,
+  METRICS_PATH,
   PROBE_KINDS,
   type ProbeKind,
   probePath,
@@ -76,7 +77,7 @@ export function pathsFor(role: ListenerRole | undefined, table: ProbeTable | und
     paths.push(...containers.map((c) => probePath(kind, c)));
   }
   paths.push(HEALTHCHECK_PATH);
-  if (role === undefined || role === 'healthcheck') paths.push(HEALTHZ_PATH);
+  if (role === undefined || role === 'healthcheck') paths.push(HEALTHZ_PATH, METRICS_PATH);
   return paths;
 }
 

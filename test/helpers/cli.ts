@@ -48,14 +48,15 @@ export function runScript(script: string, args: string[], options: RunOptions = 
   });
 }
 
-/** Starts a long-running CLI command and resolves with the first stdout JSON line matching `ready`. */
+/** Starts a long-running CLI command (`cli`: another copy of dist/cli.mjs) and resolves with the first stdout JSON line matching `ready`. */
 export function startCli(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: (line: Record<string, unknown>) => boolean,
+  cli = CLI,
 ): Promise<{ child: ChildProcess; line: Record<string, unknown>; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [cli, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
     let out = '';
     let err = '';
     const timer = setTimeout(() => {

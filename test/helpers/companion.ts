@@ -2,6 +2,8 @@
 
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log.js';
+import { lazyExposition } from '../../src/metrics/load-exposition.js';
+import { Recorder } from '../../src/metrics/recorder.js';
 import { runProbe } from '../../src/probe/run.js';
 import type { ListenerRole } from '../../src/scheme.js';
 import { buildApp } from '../../src/server/app.js';
@@ -14,6 +16,7 @@ export interface Companion {
   url(role: ListenerRole, path: string): string;
   logs: Array<Record<string, unknown>>;
   listeners: Listeners;
+  recorder: Recorder;
   close(graceMs?: number): Promise<void>;
 }
 
@@ -38,6 +41,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
   const targetHost = options.targetHost ?? '127.0.0.1';
   const host = options.host ?? '127.0.0.1';
   let listeners: Listeners | undefined;
+  const recorder = new Recorder(table);
   const app = await buildApp({
     table,
     allowedPorts: allowedPorts(table, options.allowed),
@@ -47,6 +51,8 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
     roleOf: (socket) => listeners?.roleOf(socket),
     isReady: () => listeners !== undefined,
     maxProbesPerListener: options.maxProbesPerListener ?? 256,
+    recorder,
+    exposition: lazyExposition(recorder, { version: '0.0.0-test' }),
   });
   listeners = await listen({
     ports: { liveness: 0, readiness: 0, startup: 0, healthcheck: 0 },
@@ -63,6 +69,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
     url: (role, path) => `http://${base}:${bound.ports[role]}${path}`,
     logs,
     listeners: bound,
+    recorder,
     close: async (graceMs = 1000) => {
       await Promise.all([bound.close(graceMs), app.close()]);
     },

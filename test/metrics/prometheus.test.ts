@@ -1,16 +1,14 @@
-// The metrics as a real Prometheus sees them: real probes against loopback peers are recorded, scrape() is served
-// from a node:http server on 127.0.0.1:0, a real Prometheus scrapes it every second and answers the series through
-// its HTTP API, and `promtool check metrics` finds nothing to complain about.
+// The metrics as a real Prometheus sees them: the built companion (dist/cli.mjs serve, on ephemeral loopback ports)
+// answers kubelet-like probes of loopback peers and some hostile requests, a real Prometheus scrapes its /metrics
+// every second and answers the series through its HTTP API, and `promtool check metrics` finds nothing in them.
 
-import { createServer, type Server } from 'node:http';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Metrics } from '../../src/metrics/metrics.js';
-import { createMetrics } from '../../src/metrics/registry.js';
-import { probeBudgetMs } from '../../src/probe/result.js';
-import { runProbe } from '../../src/probe/run.js';
-import { parseProbeTable } from '../../src/table/parse.js';
-import type { ProbeEntry, ProbeTable } from '../../src/table/types.js';
 import { closedPort, httpApp, type Running } from '../helpers/apps.js';
+import { startCli } from '../helpers/cli.js';
+import { get, raw } from '../helpers/client.js';
 import {
   type Prometheus,
   promtoolCheckMetrics,
@@ -20,53 +18,94 @@ import {
 
 const SKIP = skipWithoutPrometheus('test/metrics/prometheus.test.ts');
 
-async function probe(metrics: Metrics, entry: ProbeEntry): Promise<void> {
-  const started = performance.now();
-  const result = await runProbe(entry.handler, {
-    host: '127.0.0.1',
-    timeoutMs: probeBudgetMs(entry.timeoutSeconds),
-  });
-  metrics.probeRun(entry, result.verdict, (performance.now() - started) / 1000);
+/** The set of osm_healthcheck_* series (name and labels, no values) in a scrape. */
+function companionSeries(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('osm_healthcheck_'))
+    .map((line) => line.slice(0, line.lastIndexOf(' ')))
+    .sort();
 }
 
-describe.skipIf(SKIP)('metrics scraped by a real Prometheus', () => {
+describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometheus', () => {
   let app: Running<Server>;
-  let table: ProbeTable;
-  let metrics: Metrics;
-  let exporter: Server;
+  let companion: ChildProcess | undefined;
+  let ports: Record<'liveness' | 'readiness' | 'startup' | 'healthcheck', number>;
   let prometheus: Prometheus | undefined;
+  let before: string[];
+  let after: string[];
+
+  const url = (role: keyof typeof ports, path: string) => `http://127.0.0.1:${ports[role]}${path}`;
 
   beforeAll(async () => {
     app = await httpApp((req, res) => {
       res.writeHead(req.url === '/moved' ? 302 : 200).end();
     });
-    table = parseProbeTable({
+    const table = {
       liveness: { app: { httpGet: { port: app.port, path: '/live' }, timeoutSeconds: 2 } },
       readiness: { app: { httpGet: { port: app.port, path: '/moved' } } },
       startup: { db: { tcpSocket: { port: await closedPort() } } },
-    });
-    metrics = createMetrics({ table, version: '0.1.0' });
-    for (const entry of [...table.liveness.values(), ...table.liveness.values()]) await probe(metrics, entry);
-    for (const entry of [...table.readiness.values(), ...table.startup.values()]) await probe(metrics, entry);
-    metrics.gateRefused('healthcheck');
-    metrics.headerCheck('port_not_allowed');
+    };
+    const started = await startCli(
+      ['serve'],
+      {
+        OSM_HEALTHCHECK_PORTS: '0,0,0,0',
+        OSM_HEALTHCHECK_HOST: '127.0.0.1',
+        OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
+      },
+      (line) => line.msg === 'serving',
+    );
+    companion = started.child;
+    ports = started.line.ports as typeof ports;
 
-    exporter = createServer((req, res) => {
-      if (req.url !== '/metrics') return res.writeHead(404).end();
-      metrics.scrape().then(
-        (text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
-        (err: Error) => res.writeHead(500).end(err.message),
-      );
-    });
-    await new Promise<void>((resolve) => exporter.listen(0, '127.0.0.1', resolve));
-    const address = exporter.address();
-    if (address === null || typeof address === 'string') throw new Error('exporter: no TCP address');
-    prometheus = await startPrometheus([`127.0.0.1:${address.port}`]);
+    // What kubelet sends (test/helpers/client.ts: kube-probe User-Agent, a new connection each).
+    for (let i = 0; i < 2; i++)
+      expect((await get(url('liveness', '/osm-liveness-probe/app'))).status).toBe(200);
+    expect((await get(url('readiness', '/osm-readiness-probe/app'))).status).toBe(302);
+    expect((await get(url('startup', '/osm-startup-probe/db'))).status).toBe(503);
+    const tcp = { 'Original-Tcp-Port': String(app.port) };
+    expect((await get(url('healthcheck', '/osm-healthcheck'), tcp)).status).toBe(200);
+    expect((await get(url('healthcheck', '/osm-healthcheck'), { 'Original-Tcp-Port': '1' })).status).toBe(
+      403,
+    );
+    // osm-edge's injector wrapping one of the companion's own probes (DESIGN.md §5): liveness app, run again.
+    const wrap = { 'Original-Http-Port': '15901', 'Original-Http-Path': '/osm-liveness-probe/app' };
+    expect((await get(url('healthcheck', '/osm-healthcheck'), wrap)).status).toBe(200);
+
+    // Hostile requests: their paths and headers must not become label values.
+    before = companionSeries((await get(url('healthcheck', '/metrics'))).body);
+    const hostile: Array<[keyof typeof ports, string, Record<string, string>]> = [
+      ['liveness', '/osm-liveness-probe/evil%22%7D%201', {}],
+      ['liveness', '/osm-liveness-probe/x-attacker', { 'User-Agent': 'kube-probe/9.9"}' }],
+      ['readiness', '/osm-readiness-probe/app/evil', { 'X-Container': 'evil' }],
+      ['healthcheck', '/osm-healthcheck', { 'Original-Tcp-Port': 'evil"}' }],
+      [
+        'healthcheck',
+        '/osm-healthcheck',
+        { 'Original-Http-Port': String(app.port), 'Original-Http-Path': '/"}' },
+      ],
+      ['healthcheck', '/osm-healthcheck', { 'Original-Http-Port': '15901', 'Original-Http-Path': '/evil' }],
+      ['healthcheck', '/metrics?kind=evil', { 'X-Forwarded-For': 'evil' }],
+      ['startup', '/metrics', {}],
+      ['healthcheck', '/osm-evil-probe/app', {}],
+    ];
+    for (const [role, path, headers] of hostile) await get(url(role, path), headers);
+    await raw(
+      ports.healthcheck,
+      'GET /osm-healthcheck HTTP/1.1\r\nHost: x\r\nOriginal-Tcp-Port: 1\r\nOriginal-Tcp-Port: 2\r\nConnection: close\r\n\r\n',
+    );
+    after = companionSeries((await get(url('healthcheck', '/metrics'))).body);
+
+    prometheus = await startPrometheus([`127.0.0.1:${ports.healthcheck}`]);
   });
 
   afterAll(async () => {
     await prometheus?.stop();
-    await new Promise((resolve) => exporter?.close(resolve));
+    if (companion !== undefined && companion.exitCode === null) {
+      const exited = once(companion, 'exit');
+      companion.kill('SIGINT');
+      await exited;
+    }
     await app?.close();
   });
 
@@ -91,10 +130,10 @@ describe.skipIf(SKIP)('metrics scraped by a real Prometheus', () => {
 
   it.each([
     {
-      name: 'two liveness successes',
+      name: 'three liveness successes, one through the wrap',
       promql:
         'osm_healthcheck_probes_total{kind="liveness",container="app",handler="httpGet",verdict="success"}',
-      value: 2,
+      value: 3,
     },
     {
       name: "a 302 as kubelet's warning",
@@ -108,35 +147,95 @@ describe.skipIf(SKIP)('metrics scraped by a real Prometheus', () => {
       value: 1,
     },
     {
-      name: 'the durations, all under the 2 s bucket',
+      name: 'a header-driven TCP connect',
+      promql:
+        'osm_healthcheck_probes_total{kind="healthcheck",container="",handler="tcpSocket",verdict="success"}',
+      value: 1,
+    },
+    {
+      name: 'a header-driven GET (its hostile path is no label)',
+      promql:
+        'osm_healthcheck_probes_total{kind="healthcheck",container="",handler="httpGet",verdict="success"}',
+      value: 1,
+    },
+    {
+      name: 'the liveness durations, all under the 2 s bucket',
       promql: 'osm_healthcheck_probe_duration_seconds_bucket{kind="liveness",container="app",le="2"}',
-      value: 2,
+      value: 3,
+    },
+    {
+      name: 'no bucket past the longest timeout but +Inf',
+      promql:
+        'count(osm_healthcheck_probe_duration_seconds_bucket{kind="liveness",container="app",le="2.5"})',
+      value: 0,
+    },
+    {
+      name: 'a duration sum of real time',
+      promql: 'osm_healthcheck_probe_duration_seconds_sum{kind="liveness",container="app"} > bool 0',
+      value: 1,
     },
     {
       name: 'every probe run, summed over the series',
       promql: 'sum(osm_healthcheck_probe_duration_seconds_count)',
-      value: 4,
-    },
-    {
-      name: 'a refusal on the healthcheck listener',
-      promql: 'osm_healthcheck_probes_refused_total{listener="healthcheck"}',
-      value: 1,
+      value: 7,
     },
     { name: 'nothing in flight', promql: 'sum(osm_healthcheck_probes_in_flight)', value: 0 },
+    {
+      name: 'a header check that ran a TCP connect',
+      promql: 'osm_healthcheck_header_checks_total{outcome="tcp"}',
+      value: 1,
+    },
     {
       name: 'a header check for a port not allowed',
       promql: 'osm_healthcheck_header_checks_total{outcome="port_not_allowed"}',
       value: 1,
     },
-    { name: 'build info', promql: 'osm_healthcheck_build_info{version="0.1.0"}', value: 1 },
+    {
+      name: 'malformed header checks: a bad port, a wrap of no probe path, a repeated header',
+      promql: 'osm_healthcheck_header_checks_total{outcome="invalid"}',
+      value: 3,
+    },
+    {
+      name: 'a header check that ran a GET',
+      promql: 'osm_healthcheck_header_checks_total{outcome="http"}',
+      value: 1,
+    },
+    {
+      name: 'a wrap of a companion path, unwrapped',
+      promql: 'osm_healthcheck_header_checks_total{outcome="unwrapped"}',
+      value: 1,
+    },
+    {
+      name: 'build info',
+      promql: 'osm_healthcheck_build_info{version=~"\\\\d+\\\\.\\\\d+\\\\.\\\\d+"}',
+      value: 1,
+    },
     { name: 'process metrics', promql: 'count(process_cpu_seconds_total)', value: 1 },
   ])('answers $name', async ({ promql, value }) => {
-    expect(await answered(promql)).toBe(value);
+    const answer = await answered(value === 0 ? `${promql} or vector(0)` : promql);
+    expect(answer).toBe(value);
+  });
+
+  it('grows no series from request paths or headers', () => {
+    expect(after).toEqual(before);
+    expect(after.join('\n')).not.toMatch(/evil|attacker|9\.9/);
   });
 
   it('passes promtool check metrics', async () => {
-    const { code, output } = await promtoolCheckMetrics(await metrics.scrape());
+    const scrape = await get(url('healthcheck', '/metrics'));
+    expect(scrape.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const { code, output } = await promtoolCheckMetrics(scrape.body);
     expect(output).toBe('');
     expect(code).toBe(0);
   });
+
+  it.each(['liveness', 'readiness', 'startup'] as const)(
+    'answers /metrics with 404 on the %s port, listing only its own paths',
+    async (role) => {
+      const answer = await get(url(role, '/metrics'));
+      expect(answer.status).toBe(404);
+      expect(answer.body).toMatch(/^no such path "\/metrics" on this port; paths: /);
+      expect(answer.body).not.toMatch(/paths: .*\/metrics/);
+    },
+  );
 });

@@ -1,8 +1,10 @@
-// The metrics registry through its text output: which series exist from the start, what each recording moves,
-// and that only table entries and fixed sets can become label values.
+// The exposition through its text output: prom-client writes what the recorder holds at scrape time, every series
+// from the first scrape on, histogram buckets, sum and count exact; and the lazy loader makes it once.
 
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from '../../src/metrics/registry.js';
+import { lazyExposition } from '../../src/metrics/load-exposition.js';
+import { Recorder } from '../../src/metrics/recorder.js';
+import { createExposition } from '../../src/metrics/registry.js';
 import { parseProbeTable } from '../../src/table/parse.js';
 import type { ProbeEntry } from '../../src/table/types.js';
 
@@ -29,13 +31,16 @@ function samples(text: string): Map<string, number> {
   return found;
 }
 
-async function scraped(record: (m: ReturnType<typeof createMetrics>) => void = () => {}) {
-  const metrics = createMetrics({ table: TABLE, version: '9.8.7' });
-  record(metrics);
-  return samples(await metrics.scrape());
+async function scraped(record: (r: Recorder) => void = () => {}) {
+  const recorder = new Recorder(TABLE);
+  const exposition = createExposition(recorder, { version: '9.8.7' });
+  record(recorder);
+  return samples(await exposition.metrics());
 }
 
-describe('createMetrics', () => {
+const APP = 'kind="liveness",container="app",handler="httpGet"';
+
+describe('createExposition', () => {
   it('has every series at 0 from the first scrape: each entry and verdict, header probes, listeners, outcomes', async () => {
     const s = await scraped();
     for (const [kind, container, handler] of [
@@ -50,6 +55,7 @@ describe('createMetrics', () => {
         expect(s.get(`osm_healthcheck_probes_total{${labels},verdict="${verdict}"}`)).toBe(0);
       }
       expect(s.get(`osm_healthcheck_probe_duration_seconds_count{${labels}}`)).toBe(0);
+      expect(s.get(`osm_healthcheck_probe_duration_seconds_bucket{${labels},le="+Inf"}`)).toBe(0);
     }
     for (const listener of ['liveness', 'readiness', 'startup', 'healthcheck']) {
       expect(s.get(`osm_healthcheck_probes_refused_total{listener="${listener}"}`)).toBe(0);
@@ -61,83 +67,75 @@ describe('createMetrics', () => {
     expect(s.get(`osm_healthcheck_build_info{version="9.8.7",node_version="${process.versions.node}"}`)).toBe(
       1,
     );
-    expect([...s.keys()].some((k) => k.startsWith('process_cpu_seconds_total'))).toBe(true);
     expect([...s.keys()].some((k) => k.startsWith('nodejs_heap_size_used_bytes'))).toBe(true);
   });
 
-  it('counts a run under its entry and verdict, and its duration in buckets up to the longest timeout', async () => {
-    const s = await scraped((m) => {
-      m.probeRun(entry('liveness', 'app'), 'success', 0.003);
-      m.probeRun(entry('liveness', 'app'), 'warning', 0.02);
-      m.probeRun(entry('readiness', 'db'), 'failure', 0.9);
-      m.probeRun('tcpSocket', 'failure', 0.0005);
+  it("writes the recorder's histogram exactly: buckets up to the longest timeout, then +Inf, sum and count", async () => {
+    const s = await scraped((r) => {
+      r.probeRun(entry('liveness', 'app'), 'success', 0.003);
+      r.probeRun(entry('liveness', 'app'), 'warning', 0.02);
+      r.probeRun(entry('liveness', 'app'), 'failure', 0.1);
+      r.probeRun(entry('liveness', 'app'), 'failure', 7);
     });
-    const app = 'kind="liveness",container="app",handler="httpGet"';
-    expect(s.get(`osm_healthcheck_probes_total{${app},verdict="success"}`)).toBe(1);
-    expect(s.get(`osm_healthcheck_probes_total{${app},verdict="warning"}`)).toBe(1);
-    expect(s.get(`osm_healthcheck_probes_total{${app},verdict="failure"}`)).toBe(0);
-    expect(s.get(`osm_healthcheck_probe_duration_seconds_count{${app}}`)).toBe(2);
-    expect(s.get(`osm_healthcheck_probe_duration_seconds_sum{${app}}`)).toBeCloseTo(0.023);
-    expect(s.get(`osm_healthcheck_probe_duration_seconds_bucket{le="0.005",${app}}`)).toBe(1);
-    expect(s.get(`osm_healthcheck_probe_duration_seconds_bucket{le="0.025",${app}}`)).toBe(2);
-    // The table's longest timeout is 3 s: the last finite bucket.
-    const les = [...s.keys()]
-      .filter((k) => k.startsWith('osm_healthcheck_probe_duration_seconds_bucket') && k.includes(app))
-      .map((k) => /le="([^"]+)"/.exec(k)?.[1]);
-    expect(les.slice(-3)).toEqual(['2.5', '3', '+Inf']);
-    const db = 'kind="readiness",container="db",handler="tcpSocket"';
-    expect(s.get(`osm_healthcheck_probes_total{${db},verdict="failure"}`)).toBe(1);
-    expect(s.get(`osm_healthcheck_probe_duration_seconds_bucket{le="0.5",${db}}`)).toBe(0);
-    expect(s.get(`osm_healthcheck_probe_duration_seconds_bucket{le="1",${db}}`)).toBe(1);
-    const header = 'kind="healthcheck",container="",handler="tcpSocket"';
-    expect(s.get(`osm_healthcheck_probes_total{${header},verdict="failure"}`)).toBe(1);
-    expect(s.get(`osm_healthcheck_probe_duration_seconds_bucket{le="0.001",${header}}`)).toBe(1);
-  });
-
-  it('counts refusals and header checks, and follows probes in flight up and down per listener', async () => {
-    const s = await scraped((m) => {
-      m.gateRefused('healthcheck');
-      m.gateRefused('healthcheck');
-      m.headerCheck('invalid');
-      m.headerCheck('tcp');
-      m.inFlight('readiness', 1);
-      m.inFlight('readiness', 1);
-      m.inFlight('readiness', -1);
-      m.inFlight('startup', 1);
-      m.inFlight('startup', -1);
-    });
-    expect(s.get('osm_healthcheck_probes_refused_total{listener="healthcheck"}')).toBe(2);
-    expect(s.get('osm_healthcheck_probes_refused_total{listener="liveness"}')).toBe(0);
-    expect(s.get('osm_healthcheck_header_checks_total{outcome="invalid"}')).toBe(1);
-    expect(s.get('osm_healthcheck_header_checks_total{outcome="tcp"}')).toBe(1);
-    expect(s.get('osm_healthcheck_probes_in_flight{listener="readiness"}')).toBe(1);
-    expect(s.get('osm_healthcheck_probes_in_flight{listener="startup"}')).toBe(0);
-  });
-
-  it('refuses an entry that is not one of its table, even one equal to an entry', () => {
-    const metrics = createMetrics({ table: TABLE, version: '1.0.0' });
-    const lookalike: ProbeEntry = { ...entry('readiness', 'db') };
-    expect(() => metrics.probeRun(lookalike, 'success', 0.001)).toThrow(
-      'metrics: readiness.db is not an entry of the probe table these metrics were made for',
+    const buckets = [...s].filter(([k]) =>
+      k.startsWith(`osm_healthcheck_probe_duration_seconds_bucket{${APP}`),
     );
-    const forged: ProbeEntry = { ...lookalike, container: 'from-a-request-path' };
-    expect(() => metrics.probeRun(forged, 'success', 0.001)).toThrow(/from-a-request-path is not an entry/);
+    expect(buckets.map(([k, v]) => [/le="([^"]+)"/.exec(k)?.[1], v])).toEqual([
+      ['0.001', 0],
+      ['0.0025', 0],
+      ['0.005', 1],
+      ['0.01', 1],
+      ['0.025', 2],
+      ['0.05', 2],
+      ['0.1', 3],
+      ['0.25', 3],
+      ['0.5', 3],
+      ['1', 3],
+      ['2.5', 3],
+      ['3', 3],
+      ['+Inf', 4],
+    ]);
+    expect(s.get(`osm_healthcheck_probe_duration_seconds_count{${APP}}`)).toBe(4);
+    expect(s.get(`osm_healthcheck_probe_duration_seconds_sum{${APP}}`)).toBe(0.003 + 0.02 + 0.1 + 7);
+    expect(s.get(`osm_healthcheck_probes_total{${APP},verdict="failure"}`)).toBe(2);
   });
 
-  it('takes no free text where a label value goes', () => {
-    const metrics = createMetrics({ table: undefined, version: '1.0.0' });
-    const fromRequest: string = 'x-attacker';
-    // @ts-expect-error a listener is a ListenerRole, never request text
-    expect(() => metrics.gateRefused(fromRequest)).toThrow();
-    // @ts-expect-error an outcome is one of HEADER_CHECK_OUTCOMES
-    expect(() => metrics.headerCheck(fromRequest)).toThrow();
-    // @ts-expect-error a probe is a table entry or a header-driven handler type
-    expect(() => metrics.probeRun(fromRequest, 'success', 0.001)).toThrow();
+  it('reads the recorder at each scrape, counters and gauges alike', async () => {
+    const recorder = new Recorder(TABLE);
+    const exposition = createExposition(recorder, { version: '1.0.0' });
+    recorder.gateRefused('startup');
+    recorder.inFlight('readiness', 1);
+    let s = samples(await exposition.metrics());
+    expect(s.get('osm_healthcheck_probes_refused_total{listener="startup"}')).toBe(1);
+    expect(s.get('osm_healthcheck_probes_in_flight{listener="readiness"}')).toBe(1);
+    recorder.gateRefused('startup');
+    recorder.inFlight('readiness', -1);
+    recorder.headerCheck('unwrapped');
+    s = samples(await exposition.metrics());
+    expect(s.get('osm_healthcheck_probes_refused_total{listener="startup"}')).toBe(2);
+    expect(s.get('osm_healthcheck_probes_in_flight{listener="readiness"}')).toBe(0);
+    expect(s.get('osm_healthcheck_header_checks_total{outcome="unwrapped"}')).toBe(1);
+  });
+
+  it('counts CPU since the process started, not since the exposition was made', async () => {
+    const before = process.cpuUsage();
+    const s = await scraped();
+    expect(s.get('process_cpu_seconds_total')).toBeGreaterThanOrEqual((before.user + before.system) / 1e6);
+    expect(s.get('process_cpu_user_seconds_total')).toBeGreaterThanOrEqual(before.user / 1e6);
   });
 
   it('serves the text exposition format', () => {
-    expect(createMetrics({ table: undefined, version: '1.0.0' }).contentType).toBe(
+    expect(createExposition(new Recorder(undefined), { version: '1.0.0' }).contentType).toBe(
       'text/plain; version=0.0.4; charset=utf-8',
     );
+  });
+});
+
+describe('lazyExposition', () => {
+  it('makes one exposition, however many scrapes ask for it at once', async () => {
+    const load = lazyExposition(new Recorder(undefined), { version: '1.0.0' });
+    const loaded = await Promise.all(Array.from({ length: 5 }, () => load()));
+    expect(new Set(loaded).size).toBe(1);
+    expect(await load()).toBe(loaded[0]);
   });
 });

@@ -60,7 +60,7 @@ describe('pathsFor', () => {
   it.each([
     { role: 'readiness', want: ['/osm-readiness-probe', '/osm-readiness-probe/app', '/osm-healthcheck'] },
     { role: 'liveness', want: ['/osm-liveness-probe/app', '/osm-liveness-probe/side', '/osm-healthcheck'] },
-    { role: 'healthcheck', want: ['/osm-healthcheck', '/healthz'] },
+    { role: 'healthcheck', want: ['/osm-healthcheck', '/healthz', '/metrics'] },
   ] as const)('lists what $role serves', ({ role, want }) => {
     expect(pathsFor(role, table)).toEqual(want);
   });

@@ -1,0 +1,180 @@
+// What the companion counts for Prometheus, as plain numbers: probe runs, probe durations, the in-flight gate and
+// header-driven checks. No prom-client here: loading it costs start-up and memory in every pod (README "Metrics"),
+// so registry.ts, loaded on the first scrape, reads these numbers then. Every series is made up front from the
+// table and the fixed sets below, and callers pass table entries and enums, never label text: a hostile client
+// cannot grow the series set. Recording is O(1) and allocates nothing, so the probe path does not pay for metrics.
+
+import type { Verdict } from '../probe/result.js';
+import { LISTENER_ROLES, type ListenerRole, type ProbeKind } from '../scheme.js';
+import { entries } from '../table/parse.js';
+import type { ProbeEntry, ProbeHandler, ProbeTable } from '../table/types.js';
+import { durationBuckets, longestTimeoutSeconds } from './buckets.js';
+
+/** A header-driven probe on /osm-healthcheck: `Original-Tcp-Port` runs a TCP connect, `Original-Http-Port` a GET. */
+export type HeaderProbe = 'tcpSocket' | 'httpGet';
+
+/** What became of a request on /osm-healthcheck. */
+export const HEADER_CHECK_OUTCOMES = [
+  /** `Original-Tcp-Port`: a TCP connect was run. */
+  'tcp',
+  /** `Original-Http-Port`: an HTTP GET was run. */
+  'http',
+  /** osm-edge's wrap of one of the companion's own probe paths: that path was served. */
+  'unwrapped',
+  /** Missing, repeated or malformed `Original-*` headers, or a wrap naming none of the probe paths: 400. */
+  'invalid',
+  /** A port outside the table / `--allowed-ports`: 403. */
+  'port_not_allowed',
+] as const;
+export type HeaderCheckOutcome = (typeof HEADER_CHECK_OUTCOMES)[number];
+
+/** Header-driven probes name a port, not a container: they are counted together per handler. */
+export type ProbeLabels = {
+  readonly kind: ProbeKind | 'healthcheck';
+  /** The table's container; empty for header-driven probes. */
+  readonly container: string;
+  readonly handler: ProbeHandler['type'];
+};
+
+export interface Sample<L> {
+  readonly labels: L;
+  readonly value: number;
+}
+
+/** One histogram series as Prometheus counts it: cumulative, one count per bound, then +Inf. */
+export interface DurationSample {
+  readonly labels: ProbeLabels;
+  /** Probes that took at most `bounds[i]` seconds. */
+  readonly cumulative: readonly number[];
+  /** Every probe, the +Inf bucket. */
+  readonly count: number;
+  readonly sumSeconds: number;
+}
+
+/** Counts per verdict, as fields: an increment allocates nothing. */
+class Verdicts {
+  success = 0;
+  warning = 0;
+  failure = 0;
+}
+
+class ProbeSeries {
+  readonly runs = new Verdicts();
+  /** Runs per duration slot, not cumulative: slot i holds (bounds[i-1], bounds[i]], the last one what is over. */
+  readonly slots: Float64Array;
+  sumSeconds = 0;
+
+  constructor(
+    readonly labels: ProbeLabels,
+    slots: number,
+  ) {
+    this.slots = new Float64Array(slots);
+  }
+}
+
+/** Counts per key of a fixed set, made up front. */
+function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
+  return Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
+}
+
+export class Recorder {
+  /** Upper bounds of the duration buckets, in seconds: from 1 ms up to the table's longest timeout. */
+  readonly bounds: readonly number[];
+  private readonly boundsArray: Float64Array;
+  private readonly series: readonly ProbeSeries[];
+  private readonly byEntry: ReadonlyMap<ProbeEntry, ProbeSeries>;
+  private readonly byHeaderProbe: Readonly<Record<HeaderProbe, ProbeSeries>>;
+  private readonly refusals = zeroes(LISTENER_ROLES);
+  private readonly running = zeroes(LISTENER_ROLES);
+  private readonly headerChecks = zeroes(HEADER_CHECK_OUTCOMES);
+
+  /** `table`: the probe table serve runs; undefined, header-driven probes only. */
+  constructor(table: ProbeTable | undefined) {
+    this.bounds = durationBuckets(longestTimeoutSeconds(table));
+    this.boundsArray = Float64Array.from(this.bounds);
+    const make = (labels: ProbeLabels) => new ProbeSeries(labels, this.bounds.length + 1);
+    const byEntry = new Map<ProbeEntry, ProbeSeries>();
+    for (const entry of table === undefined ? [] : entries(table)) {
+      byEntry.set(entry, make({ kind: entry.kind, container: entry.container, handler: entry.handler.type }));
+    }
+    this.byEntry = byEntry;
+    this.byHeaderProbe = {
+      tcpSocket: make({ kind: 'healthcheck', container: '', handler: 'tcpSocket' }),
+      httpGet: make({ kind: 'healthcheck', container: '', handler: 'httpGet' }),
+    };
+    this.series = [...byEntry.values(), this.byHeaderProbe.tcpSocket, this.byHeaderProbe.httpGet];
+  }
+
+  /**
+   * One probe run: a table entry (throws for an entry that is not in the table the recorder was made for: a bug),
+   * or a header-driven probe. `seconds` is the prober's wall time.
+   */
+  probeRun(probe: ProbeEntry | HeaderProbe, verdict: Verdict, seconds: number): void {
+    const series = typeof probe === 'string' ? this.byHeaderProbe[probe] : this.byEntry.get(probe);
+    if (series === undefined) {
+      const name = typeof probe === 'string' ? probe : `${probe.kind}.${probe.container}`;
+      throw new Error(`metrics: ${name} is not an entry of the probe table these metrics were made for`);
+    }
+    series.runs[verdict]++;
+    const bounds = this.boundsArray;
+    let slot = 0;
+    while (slot < bounds.length && seconds > (bounds[slot] ?? 0)) slot++;
+    series.slots[slot] = (series.slots[slot] ?? 0) + 1;
+    series.sumSeconds += seconds;
+  }
+
+  /** A probe refused at once because its listener already had its limit in flight. */
+  gateRefused(listener: ListenerRole | undefined): void {
+    // undefined: a connection no listener handed over (only tests make one); it has no listener to count under.
+    if (listener !== undefined) this.refusals[listener]++;
+  }
+
+  /** A probe started (+1) or finished (-1) on a listener. */
+  inFlight(listener: ListenerRole | undefined, delta: 1 | -1): void {
+    if (listener !== undefined) this.running[listener] += delta;
+  }
+
+  headerCheck(outcome: HeaderCheckOutcome): void {
+    this.headerChecks[outcome]++;
+  }
+
+  // The read side, for registry.ts at scrape time: every series, made up front, so each exists (at 0) from the
+  // first scrape on and rate() and absent() work at once.
+
+  probeRuns(): Sample<ProbeLabels & { verdict: Verdict }>[] {
+    return this.series.flatMap((s) =>
+      (['success', 'warning', 'failure'] as const).map((verdict) => ({
+        labels: { ...s.labels, verdict },
+        value: s.runs[verdict],
+      })),
+    );
+  }
+
+  durations(): DurationSample[] {
+    return this.series.map((s) => {
+      const cumulative: number[] = [];
+      let total = 0;
+      for (const count of s.slots) {
+        total += count;
+        cumulative.push(total);
+      }
+      cumulative.pop();
+      return { labels: s.labels, cumulative, count: total, sumSeconds: s.sumSeconds };
+    });
+  }
+
+  refused(): Sample<{ listener: ListenerRole }>[] {
+    return LISTENER_ROLES.map((listener) => ({ labels: { listener }, value: this.refusals[listener] }));
+  }
+
+  probesInFlight(): Sample<{ listener: ListenerRole }>[] {
+    return LISTENER_ROLES.map((listener) => ({ labels: { listener }, value: this.running[listener] }));
+  }
+
+  headerCheckOutcomes(): Sample<{ outcome: HeaderCheckOutcome }>[] {
+    return HEADER_CHECK_OUTCOMES.map((outcome) => ({
+      labels: { outcome },
+      value: this.headerChecks[outcome],
+    }));
+  }
+}

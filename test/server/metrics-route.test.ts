@@ -1,0 +1,140 @@
+// GET /metrics on the companion, over real sockets: on the healthcheck listener only, prom-client's text with its
+// content type, and what the routes record (probes in flight, gate refusals, header checks) as it happens.
+
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpApp } from '../helpers/apps.js';
+import { get } from '../helpers/client.js';
+import { type Companion, startCompanion } from '../helpers/companion.js';
+
+/** `name{labels}` -> value for the companion's own series in a scrape. */
+function series(text: string): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('osm_healthcheck_')) continue;
+    const cut = line.lastIndexOf(' ');
+    found.set(line.slice(0, cut), Number(line.slice(cut + 1)));
+  }
+  return found;
+}
+
+/** An app that holds each request until `release()`; `arrived(n)` resolves once n requests are held. */
+async function holdingApp() {
+  const held: ServerResponse[] = [];
+  const waiting: Array<{ n: number; resolve: () => void }> = [];
+  const app = await httpApp((_req, res) => {
+    held.push(res);
+    for (const w of waiting.filter((w) => held.length >= w.n)) w.resolve();
+  });
+  return {
+    app,
+    arrived: (n: number) =>
+      new Promise<void>((resolve) => {
+        if (held.length >= n) resolve();
+        else waiting.push({ n, resolve });
+      }),
+    release: () => {
+      for (const res of held.splice(0)) res.end('ok');
+    },
+  };
+}
+
+describe('GET /metrics', () => {
+  let holding: Awaited<ReturnType<typeof holdingApp>>;
+  let companion: Companion;
+  const scrape = async () => {
+    const answer = await get(companion.url('healthcheck', '/metrics'));
+    expect(answer.status).toBe(200);
+    return series(answer.body);
+  };
+
+  beforeAll(async () => {
+    holding = await holdingApp();
+    companion = await startCompanion({
+      table: { liveness: { app: { httpGet: { port: holding.app.port }, timeoutSeconds: 5 } } },
+      maxProbesPerListener: 2,
+    });
+  });
+
+  afterAll(async () => {
+    holding?.release();
+    await companion?.close();
+    await holding?.app.close();
+  });
+
+  it("answers prom-client's text format on the healthcheck port, also to HEAD", async () => {
+    const answer = await get(companion.url('healthcheck', '/metrics'));
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(answer.body).toMatch(/^# HELP /);
+    expect(answer.body).toContain('# TYPE osm_healthcheck_probe_duration_seconds histogram');
+    const head = await get(companion.url('healthcheck', '/metrics'), {}, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+  });
+
+  it.each(['liveness', 'readiness', 'startup'] as const)(
+    'is not served on the %s port: 404',
+    async (role) => {
+      const answer = await get(companion.url(role, '/metrics'));
+      expect(answer.status).toBe(404);
+      expect(answer.body).not.toContain('paths: /metrics');
+    },
+  );
+
+  it('lists /metrics among the healthcheck port paths, and refuses other methods with 405', async () => {
+    expect((await get(companion.url('healthcheck', '/nope'))).body).toMatch(/paths: .*\/metrics\n$/);
+    const post = await get(companion.url('healthcheck', '/metrics'), {}, 'POST');
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
+  });
+
+  it('shows probes in flight while they run, refusals past the gate, and each run once it ends', async () => {
+    const probe = () => get(companion.url('liveness', '/osm-liveness-probe/app'));
+    const live = 'kind="liveness",container="app",handler="httpGet"';
+    const before = await scrape();
+    const running = [probe(), probe()];
+    await holding.arrived(2);
+    const during = await scrape();
+    expect(during.get('osm_healthcheck_probes_in_flight{listener="liveness"}')).toBe(2);
+    expect((await probe()).status).toBe(503);
+    holding.release();
+    expect((await Promise.all(running)).map((a) => a.status)).toEqual([200, 200]);
+    const after = await scrape();
+    expect(after.get('osm_healthcheck_probes_in_flight{listener="liveness"}')).toBe(0);
+    expect(after.get('osm_healthcheck_probes_refused_total{listener="liveness"}')).toBe(
+      (before.get('osm_healthcheck_probes_refused_total{listener="liveness"}') ?? 0) + 1,
+    );
+    expect(after.get(`osm_healthcheck_probes_total{${live},verdict="success"}`)).toBe(
+      (before.get(`osm_healthcheck_probes_total{${live},verdict="success"}`) ?? 0) + 2,
+    );
+  });
+
+  it.each([
+    { name: 'a TCP connect', headers: { 'Original-Tcp-Port': 'APP' }, status: 200, outcome: 'tcp' },
+    { name: 'a bad port header', headers: { 'Original-Tcp-Port': 'x' }, status: 400, outcome: 'invalid' },
+    {
+      name: 'a port not in the table',
+      headers: { 'Original-Tcp-Port': '1' },
+      status: 403,
+      outcome: 'port_not_allowed',
+    },
+    {
+      name: 'a wrap of no probe path',
+      headers: { 'Original-Http-Port': '15904', 'Original-Http-Path': '/healthz' },
+      status: 400,
+      outcome: 'invalid',
+    },
+  ])('counts a header check of $name as $outcome', async ({ headers, status, outcome }) => {
+    const key = `osm_healthcheck_header_checks_total{outcome="${outcome}"}`;
+    const before = (await scrape()).get(key) ?? 0;
+    const sent = Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => [
+        name,
+        value === 'APP' ? String(holding.app.port) : value,
+      ]),
+    );
+    expect((await get(companion.url('healthcheck', '/osm-healthcheck'), sent)).status).toBe(status);
+    expect((await scrape()).get(key)).toBe(before + 1);
+  });
+});
