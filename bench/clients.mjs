@@ -1,5 +1,6 @@
 // Kubelet-style probes as a client sees them (a new connection per probe, `Connection: close`, kube-probe
-// User-Agent, one deadline), and the autocannon load run. Each probe resolves to { ok, status, ms }.
+// User-Agent, one deadline), the autocannon load run, and a Prometheus scrape of the companion's heap.
+// Each probe resolves to { ok, status, ms }.
 
 import { request } from 'node:http';
 import { connect } from 'node:net';
@@ -93,4 +94,44 @@ export async function load({ port, path, headers, connections, seconds }) {
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
   };
+}
+
+/**
+ * V8's heap in use, in MiB, from one Prometheus exposition text (prom-client's default
+ * `nodejs_heap_size_used_bytes`, with or without labels); null when the text has no such sample.
+ */
+export function heapUsedMiB(exposition) {
+  const match = /^nodejs_heap_size_used_bytes(?:\{[^}]*\})? ([^\s]+)/m.exec(exposition);
+  const bytes = match === null ? Number.NaN : Number(match[1]);
+  return Number.isFinite(bytes) ? bytes / 2 ** 20 : null;
+}
+
+/**
+ * GET /metrics on `port`: `{ status, heapUsed }`, status the HTTP status (or `timeout`, `connection error`),
+ * heapUsed in MiB only from a 200 that has it, else null.
+ */
+export function scrapeHeapUsed(port, timeoutMs = 1000) {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        text += chunk;
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode, heapUsed: res.statusCode === 200 ? heapUsedMiB(text) : null });
+      });
+      res.on('error', () => resolve({ status: 'connection error', heapUsed: null }));
+    });
+    const timer = setTimeout(() => {
+      req.destroy();
+      resolve({ status: 'timeout', heapUsed: null });
+    }, timeoutMs);
+    req.on('error', () => {
+      clearTimeout(timer);
+      resolve({ status: 'connection error', heapUsed: null });
+    });
+    req.end();
+  });
 }

@@ -1,8 +1,9 @@
-// `npm run bench`: the companion against the Node floor in one interleaved run (issue 6). Servers run on core 0;
+// `npm run bench`: the companion against the Node floor in one interleaved run (issues 6, 11). Servers run on core 0;
 // this process (load generator, probe clients), the app and the liveness prober on core 1. Prints the tables
-// and writes them, with machine info, into BENCHMARKS.md.
+// and writes them, with machine info, into BENCHMARKS.md. `--soak SECONDS` runs the soak instead (soak.mjs).
 
 import { spawnSync } from 'node:child_process';
+import { parseArgs } from 'node:util';
 import { grpcProbe, httpProbe, load, tcpProbe } from './clients.mjs';
 import { CLI, contenders, launch, probeCompanion, probeFloor } from './contenders.mjs';
 import {
@@ -16,12 +17,30 @@ import {
   stop,
 } from './procs.mjs';
 import { machineInfo, render, writeBenchmarks } from './report.mjs';
+import { runSoak } from './soak.mjs';
+import { soakOptions } from './soak-options.mjs';
 import { percentile } from './stats.mjs';
+
+// Checked before anything starts, so a bad flag or knob is answered at once.
+let soakPlan;
+try {
+  const { values } = parseArgs({ options: { soak: { type: 'string' } } });
+  if (values.soak !== undefined) soakPlan = soakOptions(values.soak, process.env);
+} catch (err) {
+  process.stderr.write(`bench/run.mjs: ${err.message}\n`);
+  process.exit(2);
+}
 
 if (pinned && process.env.BENCH_PINNED !== '1') {
   const argv = ['-c', CLIENT_CORE, process.execPath, ...process.argv.slice(1)];
   const child = spawnSync('taskset', argv, { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
   process.exit(child.status ?? 1);
+}
+
+if (soakPlan !== undefined) {
+  await runSoak(soakPlan);
+  // The soak is the whole run: the benchmark below is not part of it.
+  process.exit(0);
 }
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
