@@ -1,19 +1,31 @@
 // What the benchmark starts on the server core: the floor (bench/floor.mjs) and the companion, each with V8's
 // heap as on this machine and as in a pod with a 128 MiB memory limit. Each launch times spawn -> all ports answer.
 
+import { HEAP_FLAGS_128MI, podCgroup } from './cgroup.mjs';
 import { freePorts, SERVER_CORE, spawnNode, waitAnswering } from './procs.mjs';
 
 /** The CLI under test: the repo's own build unless BENCH_CLI names another (e.g. a build of an older commit). */
 export const CLI = process.env.BENCH_CLI ?? 'dist/cli.mjs';
 
 /**
- * V8 heap flags that reproduce what Node itself configures inside a container with a 128 MiB memory limit: Node
- * sizes V8 from the cgroup limit (src/api/environment.cc, nodejs/node#27508) and V8 derives an old generation of
- * limit / 4 × 2 = 64 MiB and, below 256 MiB of old generation, semi-spaces of old / 256 clamped to the 1 MiB
- * minimum (Heap::HeapSizeFromPhysicalMemory). The flags stand in for a cgroup this bench cannot create; start-up is
- * taken from the plain runs, since any heap flag also costs start-up time a cgroup limit does not (BENCHMARKS.md).
+ * How the `@128Mi` servers get the heap of a pod with a 128 MiB memory limit: a real memory cgroup of 128 MiB where
+ * the bench can make one (root), so Node sizes V8 from it as in a pod, with no V8 flag; else V8 flags standing in
+ * for it (bench/cgroup.mjs says how they differ). Made once per bench process, removed when it ends.
  */
-export const HEAP_128MI = ['--max-semi-space-size=1', '--max-old-space-size=64'];
+export const POD = (() => {
+  const { cgroup, reason } = podCgroup();
+  if (cgroup === undefined) {
+    return {
+      method: `V8 flags \`${HEAP_FLAGS_128MI.join(' ')}\` (${reason})`,
+      flags: HEAP_FLAGS_128MI,
+      wrap: undefined,
+      remove: () => {},
+    };
+  }
+  process.once('exit', cgroup.remove);
+  return { method: 'a 128 MiB memory cgroup', flags: [], wrap: cgroup.wrap, remove: cgroup.remove };
+})();
+export const HEAP_128MI = POD.flags;
 
 /**
  * `app`: ports of bench/app.mjs; `refused`: a port nothing listens on. The companion's table names both TCP
@@ -26,6 +38,7 @@ export function contenders(app, refused) {
   });
   const floor = (name, flags) => ({
     name,
+    pod: name.endsWith('@128Mi'),
     portCount: 1,
     args: (ports) => [...flags, 'bench/floor.mjs', String(ports[0])],
     env: {},
@@ -41,6 +54,7 @@ export function contenders(app, refused) {
 function companion(name, flags, table) {
   return {
     name,
+    pod: name.includes('@128Mi'),
     portCount: 4,
     args: (ports) => [...flags, CLI, 'serve', '--ports', ports.join(','), '--host', '127.0.0.1'],
     env: { OSM_HEALTHCHECK_PROBES: table },
@@ -66,7 +80,12 @@ export function probeFloor() {
 export async function launch(contender) {
   const ports = await freePorts(contender.portCount);
   const started = performance.now();
-  const child = spawnNode(SERVER_CORE, contender.args(ports), contender.env);
+  const child = spawnNode(
+    SERVER_CORE,
+    contender.args(ports),
+    contender.env,
+    contender.pod ? POD.wrap : undefined,
+  );
   await waitAnswering(ports, child);
   return { child, ports, startupMs: performance.now() - started, healthcheck: ports.at(-1) };
 }

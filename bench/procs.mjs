@@ -29,10 +29,13 @@ process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 
-/** `node ...args` on `core` (when pinning is possible); stdout piped, stderr inherited. */
-export function spawnNode(core, args, env = {}) {
-  const command = pinned ? 'taskset' : process.execPath;
-  const argv = pinned ? ['-c', core, process.execPath, ...args] : args;
+/**
+ * `node ...args` on `core` (when pinning is possible); stdout piped, stderr inherited. `wrap` turns the command
+ * into one that first joins a cgroup (bench/cgroup.mjs); the pid stays node's, since each wrapper execs the next.
+ */
+export function spawnNode(core, args, env = {}, wrap = undefined) {
+  const plain = pinned ? ['taskset', '-c', core, process.execPath, ...args] : [process.execPath, ...args];
+  const [command, ...argv] = wrap === undefined ? plain : wrap(plain);
   const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

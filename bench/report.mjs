@@ -261,7 +261,8 @@ export function render(r) {
     `Run ${i.date}: ${i.cpu}, ${i.memory}, Linux ${i.kernel}, Node ${i.node}; commit ${i.commit}; CLI ` +
       `\`${i.cli}\`; servers ${i.pinned ? 'pinned to core 0, clients (load generator, app, probers) to core 1' : 'not pinned'}; ` +
       `load average ${i.loadBefore} before, ${i.loadAfter} after; ${r.rounds} rounds, ${r.seconds} s per load run, ` +
-      `${r.probes} probes per overhead sample, ${i.elapsedSeconds} s in all. Cells: median over rounds (min–max); ` +
+      `${r.probes} probes per overhead sample, ${i.elapsedSeconds} s in all; \`@128Mi\` servers get a pod's heap ` +
+      `from ${i.podHeap ?? 'V8 flags'}. Cells: median over rounds (min–max); ` +
       'ratios are taken per round against the floor of the same round, then summarised.',
     '',
     '**Targets**',

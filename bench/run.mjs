@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { grpcProbe, httpProbe, load, tcpProbe } from './clients.mjs';
-import { CLI, contenders, launch, probeCompanion, probeFloor } from './contenders.mjs';
+import { CLI, contenders, launch, POD, probeCompanion, probeFloor } from './contenders.mjs';
 import {
   CLIENT_CORE,
   cpuMicros,
@@ -54,7 +54,7 @@ const rotate = (list, by) => list.map((_, i) => list[(i + by) % list.length]);
 const say = (text) => process.stderr.write(`${text}\n`);
 
 const began = performance.now();
-const info = machineInfo(CLI);
+const info = { ...machineInfo(CLI), podHeap: POD.method };
 const app = spawnNode(CLIENT_CORE, ['bench/app.mjs']);
 const appPorts = await firstJsonLine(app);
 const [refused] = await freePorts(1);
@@ -206,6 +206,7 @@ for (let round = 0; round < ROUNDS; round++) {
   await stop(grpcStart.child);
 }
 await Promise.all([stop(companion.child), stop(floor.child), stop(app)]);
+POD.remove();
 results.info.loadAfter = info.loadNow();
 results.info.elapsedSeconds = Math.round((performance.now() - began) / 1000);
 

@@ -149,7 +149,8 @@ export function renderSoak(result) {
   return [
     `Soak ${i.date}: ${i.cpu}, ${i.memory}, Linux ${i.kernel}, Node ${i.node}; commit ${i.commit}; CLI \`${i.cli}\`; ` +
       `${result.companion} ${i.pinned ? 'pinned to core 0, clients (probers, flood, app) to core 1' : 'not pinned'}; ` +
-      `load average ${i.loadBefore} before, ${i.loadAfter} after. ${o.seconds} s: kubelet-style probes (a new ` +
+      `its heap from ${i.podHeap ?? 'V8 flags'}; load average ${i.loadBefore} before, ${i.loadAfter} after. ` +
+      `${o.seconds} s: kubelet-style probes (a new ` +
       `connection each, \`Connection: close\`, \`kube-probe/1.30\`, ${result.probeTimeoutMs / 1000} s timeout) ` +
       `every ${o.probePeriodSeconds} s on each of the four ports; a flood of ${o.floodSeconds} s (autocannon, ` +
       `c${result.floodConnections}, \`/osm-healthcheck\` on an open port) every ${o.floodEverySeconds} s; a ` +

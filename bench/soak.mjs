@@ -5,7 +5,7 @@
 
 import { readdirSync } from 'node:fs';
 import { load, scrapeHeapUsed } from './clients.mjs';
-import { CLI, launch, probeCompanion } from './contenders.mjs';
+import { CLI, launch, POD, probeCompanion } from './contenders.mjs';
 import { CLIENT_CORE, firstJsonLine, memory, spawnNode, stop } from './procs.mjs';
 import { machineInfo, writeBenchmarks } from './report.mjs';
 import { renderSoak } from './soak-report.mjs';
@@ -57,7 +57,7 @@ function scrapeOutcome(scrape) {
  * needs: the samples (`t` in seconds since the companion answered), the floods and each port's probes.
  */
 export async function soak(options, say) {
-  const info = machineInfo(CLI);
+  const info = { ...machineInfo(CLI), podHeap: POD.method };
   const overrun = setTimeout(
     () => {
       say(`soak: still running ${OVERRUN_SECONDS} s past its end; stopping everything it started`);
@@ -160,6 +160,7 @@ export async function soak(options, say) {
     clearTimeout(overrun);
     process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
     await Promise.all(started.map(stop));
+    POD.remove();
   }
 }
 
