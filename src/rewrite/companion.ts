@@ -18,8 +18,8 @@ export const INIT_NAME = 'osm-healthcheck-init';
 export const DEFAULT_IMAGE = `osm-healthcheck:${pkg.version}`;
 
 /**
- * From BENCHMARKS.md: idle 48 MiB (61 with gRPC), 65-74 MiB after load, 94 MiB at the worst flood measured.
- * Node sizes V8's heap from the cgroup limit, so 128Mi also keeps the heap itself bounded.
+ * From BENCHMARKS.md (in a real 128 MiB cgroup): idle 50 MiB on Node 20, 58 on the image's Node 24 (+13 with a
+ * gRPC table), 66 / 85 MiB after a flood, peak 88. V8's young generation there is 1 MiB, which keeps floods small.
  */
 export const COMPANION_RESOURCES = {
   requests: { cpu: '10m', memory: '64Mi' },
