@@ -4,20 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { HEADER_CHECK_OUTCOMES, type HeaderProbe, Recorder } from '../../src/metrics/recorder.js';
 import type { Verdict } from '../../src/probe/result.js';
-import { parseProbeTable } from '../../src/table/parse.js';
 import type { ProbeEntry } from '../../src/table/types.js';
-
-const TABLE = parseProbeTable({
-  liveness: { app: { httpGet: { port: 8080, path: '/live' }, timeoutSeconds: 3 } },
-  readiness: { db: { tcpSocket: { port: 5432 } } },
-  startup: { app: { grpc: { port: 9000 } } },
-});
-
-function entry(kind: 'liveness' | 'readiness' | 'startup', container: string): ProbeEntry {
-  const found = TABLE[kind].get(container);
-  if (found === undefined) throw new Error(`no ${kind}.${container} in the test table`);
-  return found;
-}
+import { entry, TABLE } from './table.js';
 
 const key = (labels: object) => JSON.stringify(labels);
 const runs = (r: Recorder) => new Map(r.probeRuns().map((s) => [key(s.labels), s.value]));

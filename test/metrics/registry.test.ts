@@ -5,20 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { lazyExposition } from '../../src/metrics/load-exposition.js';
 import { Recorder } from '../../src/metrics/recorder.js';
 import { createExposition } from '../../src/metrics/registry.js';
-import { parseProbeTable } from '../../src/table/parse.js';
-import type { ProbeEntry } from '../../src/table/types.js';
-
-const TABLE = parseProbeTable({
-  liveness: { app: { httpGet: { port: 8080, path: '/live' }, timeoutSeconds: 3 } },
-  readiness: { db: { tcpSocket: { port: 5432 } } },
-  startup: { app: { grpc: { port: 9000 } } },
-});
-
-function entry(kind: 'liveness' | 'readiness' | 'startup', container: string): ProbeEntry {
-  const found = TABLE[kind].get(container);
-  if (found === undefined) throw new Error(`no ${kind}.${container} in the test table`);
-  return found;
-}
+import { entry, TABLE } from './table.js';
 
 /** `name{a="b",...}` -> value, for every sample of the text exposition format. */
 function samples(text: string): Map<string, number> {
