@@ -3,6 +3,7 @@
 
 import { spawn } from 'node:child_process';
 import { get } from 'node:http';
+import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -39,14 +40,27 @@ function fetchText(port, path, headers = {}) {
   });
 }
 
+function accepts(port) {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+// Both sides must be up before the first curl: the companion (/healthz) and the app (its three ports), whichever
+// starts last (the app loads grpc-js; the companion starts from a code cache).
 async function waitReady() {
   for (let i = 0; i < 100; i++) {
     try {
-      if ((await fetchText(15904, '/healthz')).status === 200) return;
+      const app = await Promise.all([14001, 14002, 14003].map(accepts));
+      if (app.every(Boolean) && (await fetchText(15904, '/healthz')).status === 200) return;
     } catch {}
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('the companion did not answer /healthz on 15904 within 10 s');
+  throw new Error('the companion (/healthz on 15904) and the app (14001-14003) were not both up within 10 s');
 }
 
 let stopping = false;
