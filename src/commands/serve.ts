@@ -10,14 +10,10 @@ import { parseListenPorts, parsePortRanges, portSet } from '../ports.js';
 import { preloadProbers, runProbe } from '../probe/run.js';
 import { DEFAULT_PORTS, LISTENER_ROLES, PROBES_ENV, SHUTDOWN_GRACE_ENV } from '../scheme.js';
 import { buildApp } from '../server/app.js';
-import {
-  appPorts,
-  DEFAULT_SHUTDOWN_GRACE_SECONDS,
-  parseShutdownGrace,
-  waitForAppGone,
-} from '../server/app-gone.js';
+import { appPorts, DEFAULT_SHUTDOWN_GRACE_SECONDS, parseShutdownGrace } from '../server/app-gone.js';
 import { type Listeners, listen } from '../server/listeners.js';
 import { allowedPorts, passthroughPort } from '../server/routing.js';
+import { stopOnSignals } from '../server/shutdown.js';
 import { describeHandler } from '../table/describe.js';
 import { loadProbeTable } from '../table/load.js';
 import { entries } from '../table/parse.js';
@@ -131,56 +127,20 @@ async function run(argv: readonly string[]): Promise<void> {
   if (!log.isLevelEnabled('debug')) Error.stackTraceLimit = 0;
   // Handlers go in before the ready line: whoever waits for that line may signal us at once.
   const active = listeners;
-  const watched = appPorts(table);
-  const stopped = new Promise<void>((resolve) => {
-    const drain = (signal: NodeJS.Signals) => {
+  const stopped = stopOnSignals({
+    log,
+    appPorts: appPorts(table),
+    targetHost,
+    graceSeconds,
+    onDrain: () => {
       draining = true;
-      log.info({ signal }, 'draining');
+    },
+    drain: () =>
       Promise.all([active.close(DRAIN_MS), app.close()]).finally(() => {
-        process.off('SIGTERM', stop);
-        process.off('SIGINT', stop);
         Error.stackTraceLimit = stackTraceLimit;
         log.info('stopped');
         log.flush();
-        resolve();
-      });
-    };
-    // Kubelet sends SIGTERM to the app at the same time and keeps probing it while it stops: answer until it is
-    // gone. A person's Ctrl-C, or a second SIGTERM, means now.
-    let waiting: AbortController | undefined;
-    const stop = (signal: NodeJS.Signals) => {
-      if (draining) return;
-      if (waiting !== undefined) {
-        waiting.abort(signal);
-        return;
-      }
-      if (signal === 'SIGINT' || watched.length === 0) {
-        drain(signal);
-        return;
-      }
-      const interrupt = new AbortController();
-      waiting = interrupt;
-      const started = performance.now();
-      log.info(
-        { signal, target: targetHost, appPorts: watched, graceSeconds },
-        'waiting for the app to stop before draining',
-      );
-      void waitForAppGone({
-        host: targetHost,
-        ports: watched,
-        graceMs: graceSeconds * 1000,
-        signal: interrupt.signal,
-      }).then((end) => {
-        const reason = end === 'interrupted' ? `${String(interrupt.signal.reason)} while waiting` : end;
-        log.info(
-          { reason, waitedMs: Math.round(performance.now() - started) },
-          'stopped waiting for the app',
-        );
-        drain(signal);
-      });
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+      }),
   });
   log.info(
     {
