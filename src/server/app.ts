@@ -21,7 +21,7 @@ import {
 } from '../scheme.js';
 import type { ProbeEntry, ProbeHandler, ProbeTable } from '../table/types.js';
 import { Gate } from './gate.js';
-import { LineBudget } from './line-budget.js';
+import { budgetedWarn } from './line-budget.js';
 import { listenerConstraint } from './listener-constraint.js';
 import { originalHeaders, parseOriginalHeaders } from './original-headers.js';
 import { matchPath, pathsFor, portTimeouts, selectEntry } from './routing.js';
@@ -100,21 +100,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const timeoutFor = (port: number): number => timeouts.get(port) ?? 1;
   const here = (request: Request) => roleOf(request.raw.socket);
 
-  const budget = new LineBudget(FAILURE_LINES_PER_SECOND);
-  let summaryDue = false;
-  function warnFailure(fields: () => Record<string, unknown>, reason: string, msg: string): void {
-    if (budget.take(Date.now())) {
-      log.warn({ ...fields(), reason }, msg);
-      return;
-    }
-    if (summaryDue) return;
-    summaryDue = true;
-    setTimeout(() => {
-      summaryDue = false;
-      const notLogged = budget.drain();
-      log.warn({ notLogged, perSecond: budget.perSecond }, 'probe failures over the log budget not logged');
-    }, 1000).unref();
-  }
+  const warnFailure = budgetedWarn(log, FAILURE_LINES_PER_SECOND);
 
   async function run(
     request: Request,

@@ -2,6 +2,8 @@
 // being >= 1 s) stay far below the cap, so each of their failures is still logged; past it, lines are counted
 // instead and summed up once a second. Time is passed in, so the rule is table-tested without a clock.
 
+import type { Logger } from '../log.js';
+
 export class LineBudget {
   readonly perSecond: number;
   private windowStart = Number.NEGATIVE_INFINITY;
@@ -32,4 +34,28 @@ export class LineBudget {
     this.refused = 0;
     return refused;
   }
+}
+
+/**
+ * A warn line per probe failure while the budget lasts; past it, the failures are counted and one line a second
+ * says how many were not logged. `fields` is only called for a line that is written.
+ */
+export function budgetedWarn(
+  log: Logger,
+  perSecond: number,
+): (fields: () => Record<string, unknown>, reason: string, msg: string) => void {
+  const budget = new LineBudget(perSecond);
+  let summaryDue = false;
+  return (fields, reason, msg) => {
+    if (budget.take(Date.now())) {
+      log.warn({ ...fields(), reason }, msg);
+      return;
+    }
+    if (summaryDue) return;
+    summaryDue = true;
+    setTimeout(() => {
+      summaryDue = false;
+      log.warn({ notLogged: budget.drain(), perSecond }, 'probe failures over the log budget not logged');
+    }, 1000).unref();
+  };
 }
