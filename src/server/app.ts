@@ -95,9 +95,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     }
     return gate;
   };
-  // Worked out once from the table: header-driven probes are on the hot path.
-  const timeouts = portTimeouts(table);
-  const timeoutFor = (port: number): number => timeouts.get(port) ?? 1;
+  const timeoutFor = portTimeouts(table);
   const here = (request: Request) => roleOf(request.raw.socket);
 
   const warnFailure = budgetedWarn(log, FAILURE_LINES_PER_SECOND);

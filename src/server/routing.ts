@@ -93,18 +93,17 @@ export function allowedPorts(
   return new Set(entries(table).map((e) => e.handler.port));
 }
 
-/** A header-driven probe takes the longest timeout the table gives that port; kubelet's default (1 s) otherwise. */
-export function portTimeouts(table: ProbeTable | undefined): ReadonlyMap<number, number> {
+/**
+ * A header-driven probe takes the longest timeout the table gives that port; kubelet's default (1 s) otherwise.
+ * Worked out once from the table: the returned lookup is on the hot path.
+ */
+export function portTimeouts(table: ProbeTable | undefined): (port: number) => number {
   const seconds = new Map<number, number>();
   for (const entry of table === undefined ? [] : entries(table)) {
     const port = entry.handler.port;
     seconds.set(port, Math.max(seconds.get(port) ?? 1, entry.timeoutSeconds));
   }
-  return seconds;
-}
-
-export function timeoutSecondsFor(table: ProbeTable | undefined, port: number): number {
-  return portTimeouts(table).get(port) ?? 1;
+  return (port) => seconds.get(port) ?? 1;
 }
 
 /**

@@ -3,8 +3,8 @@ import {
   allowedPorts,
   passthroughPort,
   pathsFor,
+  portTimeouts,
   selectEntry,
-  timeoutSecondsFor,
 } from '../../src/server/routing.js';
 import { parseProbeTable } from '../../src/table/parse.js';
 
@@ -76,13 +76,13 @@ describe('allowedPorts', () => {
   });
 });
 
-describe('timeoutSecondsFor', () => {
+describe('portTimeouts', () => {
   it.each([
     { port: 8080, want: 5 },
     { port: 8443, want: 1 },
     { port: 1234, want: 1 },
   ])('port $port -> $want s', ({ port, want }) => {
-    expect(timeoutSecondsFor(table, port)).toBe(want);
+    expect(portTimeouts(table)(port)).toBe(want);
   });
 });
 
