@@ -4,7 +4,7 @@
 //
 //   check --GET :1590x/osm-<kind>-probe/<container>--> companion --original probe--> app
 
-import { boundedGet } from '../companion-get.js';
+import { boundedGet } from '../bounded-get.js';
 import { describeError, verdictFor } from '../probe/http-outcome.js';
 import { MAX_BODY_BYTES } from '../probe/http-request.js';
 import { joinHostPort, type Verdict } from '../probe/result.js';

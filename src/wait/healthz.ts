@@ -1,7 +1,8 @@
 // One GET of the companion's /healthz, with its own deadline. The outcome is a value: refused, timed out or a
 // non-200 answer is a reason to try again, never an exception.
 
-import { boundedGet } from '../companion-get.js';
+import { boundedGet } from '../bounded-get.js';
+import { joinHostPort } from '../probe/result.js';
 import { HEALTHZ_PATH } from '../scheme.js';
 import type { Attempt } from './schedule.js';
 
@@ -9,7 +10,7 @@ import type { Attempt } from './schedule.js';
 const BODY_CHARS = 200;
 
 export function healthzUrl(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}${HEALTHZ_PATH}`;
+  return `http://${joinHostPort(host, port)}${HEALTHZ_PATH}`;
 }
 
 export async function getHealthz(host: string, port: number, timeoutMs: number): Promise<Attempt> {
