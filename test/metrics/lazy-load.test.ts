@@ -101,7 +101,8 @@ describe("serve's metrics, loaded on the first scrape", () => {
       const failed = await metrics();
       expect(failed.status).toBe(500);
       expect(failed.body).toMatch(/^metrics: Cannot find module '.*serve-metrics\.cjs'\n$/);
-      expect(output()).toContain('"msg":"metrics failed"');
+      // The log line comes on the child's stdout, the answer on a socket: either may arrive first.
+      await expect.poll(output).toContain('"msg":"metrics failed"');
       renameSync(`${file}.away`, file);
       const later = await metrics();
       expect(later.status).toBe(200);
