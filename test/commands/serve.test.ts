@@ -30,7 +30,7 @@ describe('serve', () => {
       await app.close();
       const started = Date.now();
       child.kill('SIGTERM');
-      const [code] = await once(child, 'exit');
+      const [code] = await once(child, 'close');
       expect(code).toBe(0);
       expect(Date.now() - started).toBeLessThan(5000);
       expect(output()).toContain('"reason":"app gone"');
@@ -82,7 +82,7 @@ describe('serve', () => {
         child.kill(second as NodeJS.Signals);
       }
       const started = Date.now();
-      const [code] = await once(child, 'exit');
+      const [code] = await once(child, 'close');
       expect(code).toBe(0);
       expect(Date.now() - started).toBeLessThan(2000);
       if (waited === undefined) expect(output()).not.toContain('waiting for the app');
@@ -132,7 +132,7 @@ describe('serve', () => {
         (l) => l.msg === 'serving',
       );
       child.kill('SIGTERM');
-      await once(child, 'exit');
+      await once(child, 'close');
       expect(output()).toContain(`loaded ${JSON.stringify(loaded)}`);
     },
   );

@@ -115,9 +115,9 @@ describe('webhook', () => {
       expect(patch.find((op) => op.path === '/spec/initContainers')?.value).toMatchObject([
         { name: 'osm-healthcheck-init' },
       ]);
-      expect(output()).toContain(
-        'no API server to ask: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given',
-      );
+      await expect
+        .poll(output)
+        .toContain('no API server to ask: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given');
     } finally {
       child.kill('SIGKILL');
       cert.cleanup();
