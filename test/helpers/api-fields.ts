@@ -67,7 +67,8 @@ function isMissing(value: unknown): boolean {
 function missingAt(value: unknown, path: readonly string[], at: string): string[] {
   const [head, ...rest] = path;
   if (head === undefined) return isMissing(value) ? [at] : [];
-  if (value === null || typeof value !== 'object') return [at === '' ? head : `${at}.${head}`];
+  // A missing parent is what to report (a binding without roleRef lacks roleRef, not roleRef.name).
+  if (value === null || typeof value !== 'object') return [at === '' ? head : at];
   const list = head.endsWith('[]');
   const key = list ? head.slice(0, -2) : head;
   const next = (value as Manifest)[key];
@@ -87,5 +88,5 @@ export function missingFields(object: Manifest): string[] {
   const own = [...(rule.namespaced ? ['metadata.namespace'] : []), ...rule.fields].flatMap((f) =>
     missingAt(object, f.split('.'), ''),
   );
-  return [...common, ...own].map((m) => `${id}: ${m}`);
+  return [...new Set([...common, ...own])].map((m) => `${id}: ${m}`);
 }
