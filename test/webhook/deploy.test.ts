@@ -76,7 +76,7 @@ describe('deploy/webhook', () => {
     expect(one('ServiceAccount', pod.spec.serviceAccountName).metadata.namespace).toBe(namespace);
   });
 
-  it('a pod going away keeps serving while its endpoint leaves the Service, then drains within the grace period', () => {
+  it('a pod going away serves on while its endpoint leaves the Service, drains within the grace period; Pod Security restricted', () => {
     const sleep = container.lifecycle.preStop.exec.command as string[];
     expect(sleep[0]).toBe('sleep');
     const seconds = Number(sleep[1]);
@@ -88,6 +88,7 @@ describe('deploy/webhook', () => {
       allowPrivilegeEscalation: false,
       capabilities: { drop: ['ALL'] },
     });
+    expect(one('Namespace').metadata.labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
     expect(pod.spec.securityContext).toMatchObject({
       runAsNonRoot: true,
       seccompProfile: { type: 'RuntimeDefault' },
