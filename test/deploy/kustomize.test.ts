@@ -163,7 +163,15 @@ describe.skipIf(skipWithoutKubectl('deploy/webhook render tests'))(
       expect(volume.secret.secretName).toBe(
         find(certManager, 'Certificate', 'osm-healthcheck-webhook')?.spec.secretName,
       );
-      expect(container.args).toEqual(['webhook', '--port', '9443']);
+      // The component replaces the args (a list of strings does not merge): all of the base's but the flags of
+      // self-managed TLS, so a flag added to the base and not to the component fails here.
+      const selfManaged = ['--service', '--tls-secret', '--webhook-config'];
+      const baseArgs = webhookContainer(base).args as string[];
+      expect(container.args).toEqual(
+        baseArgs.filter(
+          (arg, i) => !selfManaged.includes(arg) && !selfManaged.includes(baseArgs[i - 1] ?? ''),
+        ),
+      );
       expect(certManager.filter((o) => /Role/.test(o.kind))).toEqual([]);
       expect(envValue(container, 'OSM_HEALTHCHECK_IMAGE')).toBe(`osm-healthcheck:${pkg.version}`);
     });
