@@ -8,12 +8,7 @@ import { describeValue } from '../errors.js';
 import { formatVersion } from '../kube-version.js';
 import { COMPANION_NAME } from './companion.js';
 import { ManifestError } from './manifest-error.js';
-import {
-  type ClusterKnowledge,
-  choosePlacement,
-  hasNativeSidecars,
-  NATIVE_SIDECAR_VERSIONS,
-} from './placement.js';
+import { type ClusterKnowledge, choosePlacement, hasNativeSidecars } from './placement.js';
 import type { Container, PodSpec } from './types.js';
 
 export const RUN_TO_COMPLETION_ANNOTATION = 'osm-healthcheck/run-to-completion';

@@ -57,7 +57,8 @@ async function webhookFor(
   timeoutMs = 1000,
 ): Promise<Harness> {
   const harness = await startHarness({
-    nativeSidecar: { sidecarGate, fetchVersion: () => fetchVersion(api, timeoutMs), backoff: FAST },
+    nativeSidecar: true,
+    clusterVersion: { sidecarGate, fetchVersion: () => fetchVersion(api, timeoutMs), backoff: FAST },
   });
   cleanups.push(() => harness.close());
   return harness;

@@ -33,8 +33,10 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  /** --native-sidecar, with where the version comes from; absent: the companion always goes first. */
-  nativeSidecar?: WebhookOptions['nativeSidecar'];
+  /** --native-sidecar. */
+  nativeSidecar?: boolean;
+  /** Where the version comes from; absent: never known. */
+  clusterVersion?: WebhookOptions['clusterVersion'];
   /** Certificate files to serve; default a fresh test certificate. */
   cert?: TestCert;
 }
@@ -68,6 +70,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     host: '127.0.0.1',
     image: REWRITE.image,
     ...(options.nativeSidecar === undefined ? {} : { nativeSidecar: options.nativeSidecar }),
+    ...(options.clusterVersion === undefined ? {} : { clusterVersion: options.clusterVersion }),
     log: createLogger('debug', sink),
     reload: { debounceMs: 50, pollMs: 250 },
   });

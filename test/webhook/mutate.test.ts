@@ -160,7 +160,12 @@ it("an already-injected pod (inject's own output, as the API server resends it o
 
 describe('requests the webhook leaves alone: allowed, no patch', () => {
   it.each([
-    { name: 'non-pod', changed: 'not a Pod: apps/v1 Deployment', result: 'skipped', warning: undefined },
+    {
+      name: 'non-pod',
+      changed: 'Deployment: warnings only, its pods are patched as they are created',
+      result: 'unchanged',
+      warning: undefined,
+    },
     { name: 'update', changed: 'operation UPDATE', result: 'skipped', warning: undefined },
     {
       name: 'invalid-pod',
@@ -350,7 +355,8 @@ describe('health endpoints', () => {
     const app = buildWebhookApp({
       tls: cert,
       image: REWRITE.image,
-      placement: () => ({ native: false, reason: 'first' }),
+      nativeSidecar: false,
+      cluster: () => ({ state: 'unknown', why: 'not asked' }),
       log: createLogger('silent'),
       isReady: () => false,
     });
