@@ -70,7 +70,7 @@ export function decideCompanion(inputs: CompanionInputs): CompanionDecision {
         // would need the original probes back. The user has to hear that this pod cannot complete.
         {
           companion: 'untouched',
-          reason: `${pod}: never completes: its companion, from an earlier inject, is a container that never exits; kept, as ${cause}`,
+          reason: `${pod}: never completes: its companion container (an earlier inject's) never exits; kept, as ${cause}`,
           warn: true,
         }
       : {

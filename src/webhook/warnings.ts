@@ -47,8 +47,9 @@ export function admissionWarnings(warnings: readonly string[], prefix: string): 
   const lines: string[] = [];
   const seen = new Set<string>();
   for (const warning of warnings) {
-    const line = cut(`${prefix}${oneLine(wellFormed(warning))}`, WARNING_LIMITS.itemRunes);
-    if (line === prefix.trim() || seen.has(line)) continue;
+    const text = oneLine(wellFormed(warning));
+    const line = cut(`${prefix}${text}`, WARNING_LIMITS.itemRunes);
+    if (text === '' || seen.has(line)) continue;
     seen.add(line);
     lines.push(line);
   }
