@@ -118,7 +118,7 @@ export function decideCompanion(inputs: CompanionInputs): CompanionDecision {
 /** An error message from elsewhere, cut so the warning stays one short line. */
 function brief(text: string): string {
   const line = text.replaceAll(/\s+/g, ' ').trim();
-  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 }
 
 /** What the decision reads from one pod spec; throws ManifestError for a restartPolicy Kubernetes refuses. */

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { HealthcheckError } from '../../src/errors.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
 import { type ClusterKnowledge, choosePlacement, hasNativeSidecars } from '../../src/rewrite/placement.js';
+import { rewritePodSpec } from '../../src/rewrite/pod.js';
 import {
   type CompanionInputs,
   decideCompanion,
@@ -16,6 +17,8 @@ import {
   type RunToCompletionForce,
   readRunToCompletion,
 } from '../../src/rewrite/run-to-completion.js';
+import type { PodSpec } from '../../src/rewrite/types.js';
+import { apiServerRefusals } from '../helpers/api-server.js';
 
 const known = (minor: number, sidecarGate = false): ClusterKnowledge => ({
   state: 'known',
@@ -121,7 +124,7 @@ describe('decideCompanion, the reasons', () => {
     {
       name: 'a Job, the webhook not knowing the version (a long reason is cut)',
       inputs: { ...job, cluster: { state: 'unknown', why: `GET /version: ${'x'.repeat(200)}` } as const },
-      reason: `restartPolicy Never: left untouched, as the Kubernetes version is not known (GET /version: ${'x'.repeat(65)}…): if it is 1.29+, annotate osm-healthcheck/run-to-completion: native-sidecar`,
+      reason: `restartPolicy Never: left untouched, as the Kubernetes version is not known (GET /version: ${'x'.repeat(45)}…): if it is 1.29+, annotate osm-healthcheck/run-to-completion: native-sidecar`,
     },
     {
       name: 'the annotation asks for a native sidecar at 1.26',
@@ -194,5 +197,28 @@ describe('the annotation and restartPolicy', () => {
       force: undefined,
       existing: 'none',
     });
+  });
+});
+
+describe('no version, gate, flag or restartPolicy gives a pod the API server refuses, or one that never ends', () => {
+  const cases = Array.from({ length: 33 - 16 + 1 }, (_, i) => 16 + i).flatMap((minor) =>
+    [false, true].flatMap((sidecarGate) =>
+      RESTART_POLICIES.map((restartPolicy) => ({ minor, sidecarGate, restartPolicy })),
+    ),
+  );
+  it.each(cases)('1.$minor, gate $sidecarGate, $restartPolicy', ({ minor, sidecarGate, restartPolicy }) => {
+    const version = { major: 1, minor };
+    const spec: PodSpec = {
+      restartPolicy,
+      containers: [{ name: 'app', image: 'a:1', livenessProbe: { httpGet: { path: '/live', port: 8080 } } }],
+    };
+    for (const nativeSidecar of [false, true]) {
+      const cluster: ClusterKnowledge = { state: 'known', version, sidecarGate };
+      const result = rewritePodSpec(spec, undefined, { image: 'hc:1', nativeSidecar, cluster }, 'Pod/p');
+      expect(apiServerRefusals(result.spec, version, sidecarGate)).toEqual([]);
+      const names = (result.spec.containers ?? []).map((c) => c.name);
+      if (restartPolicy !== 'Always') expect(names).toEqual(['app']);
+      expect(result.changed).toBe(restartPolicy === 'Always' || hasNativeSidecars(version, sidecarGate));
+    }
   });
 });

@@ -10,7 +10,12 @@ import type { RewriteOptions } from '../../src/rewrite/types.js';
 import { type RunningWebhook, startWebhook, type WebhookOptions } from '../../src/webhook/server.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
 
-export const REWRITE: RewriteOptions = { image: DEFAULT_IMAGE, nativeSidecar: false };
+/** What the webhook rewrites with when it has no API server to ask (the harness gives it none by default). */
+export const REWRITE: RewriteOptions = {
+  image: DEFAULT_IMAGE,
+  nativeSidecar: false,
+  cluster: { state: 'unknown', why: 'no API server to ask' },
+};
 
 export interface Answer {
   status: number;
