@@ -55,6 +55,7 @@ describe('admissionWarnings', () => {
     for (const line of out) {
       expect(runes(line)).toBeLessThanOrEqual(WARNING_LIMITS.itemRunes);
       // What NewWarningHeader refuses: control characters; and no lone surrogates.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what must not appear.
       expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
       expect(Buffer.from(line, 'utf8').toString('utf8')).toBe(line);
       expect(line.startsWith(P)).toBe(true);
