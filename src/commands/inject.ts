@@ -16,7 +16,10 @@ Jobs, CronJobs (and the items of a List) so kubelet asks the osm-healthcheck com
 companion and its init container. Other documents pass through untouched.
 
 The companion goes first among the containers, with a postStart hook (osm-healthcheck wait) that holds the
-next containers back until it listens: this works on every Kubernetes version.
+next containers back until it listens: this works on every Kubernetes version. Pods that must end
+(restartPolicy Never or OnFailure: Jobs, CronJobs) get it as a native sidecar where the cluster has them
+(--kube-version, or --native-sidecar), else are left untouched with a warning; the pod-template annotation
+osm-healthcheck/run-to-completion: native-sidecar | skip forces either.
 
 Flags:
   -f, --filename FILE          manifest to read, YAML or JSON, several documents allowed ("-" or none: stdin)
@@ -90,12 +93,14 @@ export const injectCommand: Command = {
     const cluster = clusterOf(values['kube-version'], values['sidecar-containers-gate']);
     const placement = choosePlacement(values['native-sidecar'], cluster);
     const source = await readInput(values.filename);
-    const options = { image, nativeSidecar: placement.native };
+    const options = { image, nativeSidecar: values['native-sidecar'], cluster };
     const { output, warnings } = injectManifests(source, options, format satisfies OutputFormat);
     // Said whenever a version or a native sidecar was asked about: never a silent choice the cluster may refuse.
+    // A warning where it may be refused, or where --native-sidecar was not granted (the webhook returns that
+    // line as a warning too).
     if (cluster.state === 'known' || values['native-sidecar']) {
-      const risky = cluster.state === 'unchecked';
-      process.stderr.write(`${risky ? 'warning' : 'note'}: ${placement.reason}\n`);
+      const warn = cluster.state === 'unchecked' || (values['native-sidecar'] && !placement.native);
+      process.stderr.write(`${warn ? 'warning' : 'note'}: ${placement.reason}\n`);
     }
     for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write(output);

@@ -17,7 +17,9 @@ const usage = `Usage: osm-healthcheck webhook --tls-cert FILE --tls-key FILE [fl
 
 Serves a mutating admission webhook on HTTPS: POST ${MUTATE_PATH} takes an admission.k8s.io/v1 AdmissionReview
 for a Pod and answers with the JSON patch that makes of it exactly what \`inject\` would. /healthz and /readyz
-for kubelet. The certificate files are reloaded when they change (cert-manager rotation).
+for kubelet. The certificate files are reloaded when they change (cert-manager rotation). Pods that must end
+(restartPolicy Never/OnFailure: Jobs) get the companion as a native sidecar where the API server's version has
+them, else none; workloads (Jobs, Deployments...) get only warnings, which kubectl prints.
 
 Flags (each also read from the environment variable shown; flags win):
   --tls-cert FILE      PEM certificate (chain)     (OSM_HEALTHCHECK_TLS_CERT)
@@ -33,7 +35,7 @@ Flags (each also read from the environment variable shown; flags win):
   --sidecar-containers-gate
                        the API server runs 1.28 with the SidecarContainers feature gate on
                        (OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE=true)
-  --kube-api URL       the API server, for --native-sidecar (OSM_HEALTHCHECK_KUBE_API;
+  --kube-api URL       the API server, asked for its version (OSM_HEALTHCHECK_KUBE_API;
                        default https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
   --kube-ca FILE       its CA (OSM_HEALTHCHECK_KUBE_CA; default ${SERVICE_ACCOUNT_DIR}/ca.crt)
   --kube-token-file FILE
@@ -122,15 +124,13 @@ async function run(argv: readonly string[]): Promise<void> {
     values['sidecar-containers-gate'],
     'OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE',
   );
-  // Only --native-sidecar asks the API server anything.
-  const api = nativeSidecar
-    ? kubeApi(
-        values['kube-api'],
-        flagOrEnv(values['kube-ca'], 'OSM_HEALTHCHECK_KUBE_CA') ?? join(SERVICE_ACCOUNT_DIR, 'ca.crt'),
-        flagOrEnv(values['kube-token-file'], 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE') ??
-          join(SERVICE_ACCOUNT_DIR, 'token'),
-      )
-    : undefined;
+  // Asked whenever there is an API server (in a pod, or --kube-api): pods that must end need the version too.
+  const api = kubeApi(
+    values['kube-api'],
+    flagOrEnv(values['kube-ca'], 'OSM_HEALTHCHECK_KUBE_CA') ?? join(SERVICE_ACCOUNT_DIR, 'ca.crt'),
+    flagOrEnv(values['kube-token-file'], 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE') ??
+      join(SERVICE_ACCOUNT_DIR, 'token'),
+  );
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
@@ -143,9 +143,11 @@ async function run(argv: readonly string[]): Promise<void> {
     port,
     host: flagOrEnv(values.host, 'OSM_HEALTHCHECK_HOST'),
     image,
-    ...(nativeSidecar
+    nativeSidecar,
+    // --native-sidecar without an API server keeps saying, with backoff, why it is not granted.
+    ...(nativeSidecar || api !== undefined
       ? {
-          nativeSidecar: {
+          clusterVersion: {
             sidecarGate,
             fetchVersion: () =>
               api === undefined

@@ -5,7 +5,7 @@ import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from '../log.js';
 import { ManifestError } from '../rewrite/manifest-error.js';
-import type { Placement } from '../rewrite/placement.js';
+import type { ClusterKnowledge } from '../rewrite/placement.js';
 import { admit } from './admit.js';
 import type { KeyPair } from './certificate.js';
 import { admissionReview, parseAdmissionReview } from './review.js';
@@ -14,8 +14,10 @@ export interface WebhookAppOptions {
   tls: Pick<KeyPair, 'cert' | 'key'>;
   /** Image of the companion and init container. */
   image: string;
-  /** Where the companion goes, asked at each admission: what is known of the cluster may change meanwhile. */
-  placement: () => Placement;
+  /** --native-sidecar: a native sidecar for every pod where the cluster has them. */
+  nativeSidecar: boolean;
+  /** What is known of the cluster, asked at each admission: it may change meanwhile. */
+  cluster: () => ClusterKnowledge;
   log: Logger;
   /** True once listening and until shutdown starts. */
   isReady: () => boolean;
@@ -80,20 +82,14 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     const parsed = parseAdmissionReview(request.body);
     if (!parsed.ok) return rejected(reply, 400, parsed.reason);
     const { uid, namespace, operation } = parsed.request;
-    const placement = options.placement();
-    const rewrite = { image: options.image, nativeSidecar: placement.native };
-    const { response, summary, error } = admit(parsed.request, rewrite);
-    const fields = {
-      uid,
-      namespace,
-      ...summary,
-      ...(summary.result === 'patched'
-        ? { companion: placement.native ? 'native sidecar' : 'first container' }
-        : {}),
-      operation,
-      ...(response.warnings === undefined ? {} : { warnings: response.warnings }),
-      durationMs: elapsed(reply),
+    const rewrite = {
+      image: options.image,
+      nativeSidecar: options.nativeSidecar,
+      cluster: options.cluster(),
     };
+    const { response, summary, error } = admit(parsed.request, rewrite);
+    // summary.warnings: all of them, where the response may carry fewer, shortened (src/webhook/warnings.ts).
+    const fields = { uid, namespace, ...summary, operation, durationMs: elapsed(reply) };
     // One line per admission, whatever happened; the level says how much it matters.
     if (error === undefined) log.info(fields, 'admission');
     else if (error instanceof ManifestError) log.warn(fields, 'admission');

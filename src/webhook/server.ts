@@ -4,7 +4,6 @@
 import { HealthcheckError } from '../errors.js';
 import type { KubeVersion } from '../kube-version.js';
 import type { Logger } from '../log.js';
-import { choosePlacement } from '../rewrite/placement.js';
 import { buildWebhookApp, type WebhookApp } from './app.js';
 import { type KeyPair, loadKeyPair, watchKeyPair } from './certificate.js';
 import { type Backoff, learnClusterVersion } from './cluster-version.js';
@@ -17,11 +16,13 @@ export interface WebhookOptions {
   host?: string | undefined;
   /** Image of the companion and init container it adds. */
   image: string;
+  /** --native-sidecar: the companion as a native sidecar where the cluster has them. */
+  nativeSidecar?: boolean;
   /**
-   * --native-sidecar: the companion as a native sidecar where the cluster has them, learnt from the API server.
-   * Absent: always first among the containers, with its postStart hook.
+   * Where the cluster's version comes from (the API server's GET /version), for --native-sidecar and for pods
+   * that must end (Jobs: a native sidecar or nothing). Absent: the version is not known.
    */
-  nativeSidecar?: { sidecarGate: boolean; fetchVersion: () => Promise<KubeVersion>; backoff?: Backoff };
+  clusterVersion?: { sidecarGate: boolean; fetchVersion: () => Promise<KubeVersion>; backoff?: Backoff };
   log: Logger;
   reload?: { debounceMs: number; pollMs: number };
 }
@@ -41,24 +42,23 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   let pair = await loadKeyPair(options.certFile, options.keyFile);
   let listening = false;
   let draining = false;
-  const { nativeSidecar } = options;
-  // Asked for while the webhook starts, never awaited: admissions go on meanwhile, the companion placed first.
+  const { clusterVersion } = options;
+  const nativeSidecar = options.nativeSidecar ?? false;
+  // Asked for while the webhook starts, never awaited: admissions go on meanwhile, as for an unknown version.
   const cluster =
-    nativeSidecar === undefined
+    clusterVersion === undefined
       ? undefined
       : learnClusterVersion({
-          fetch: nativeSidecar.fetchVersion,
-          sidecarGate: nativeSidecar.sidecarGate,
+          fetch: clusterVersion.fetchVersion,
+          sidecarGate: clusterVersion.sidecarGate,
           log,
-          ...(nativeSidecar.backoff === undefined ? {} : { backoff: nativeSidecar.backoff }),
+          ...(clusterVersion.backoff === undefined ? {} : { backoff: clusterVersion.backoff }),
         });
   const app = buildWebhookApp({
     tls: pair,
     image: options.image,
-    placement: () =>
-      cluster === undefined
-        ? choosePlacement(false, { state: 'unchecked' })
-        : choosePlacement(true, cluster.knowledge()),
+    nativeSidecar,
+    cluster: () => cluster?.knowledge() ?? { state: 'unknown', why: 'no API server to ask' },
     log,
     isReady: () => listening && !draining,
   });
@@ -93,8 +93,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       fingerprint: pair.fingerprint,
       notAfter: pair.notAfter,
       image: options.image,
-      nativeSidecar: nativeSidecar !== undefined,
-      ...(nativeSidecar === undefined ? {} : { sidecarContainersGate: nativeSidecar.sidecarGate }),
+      nativeSidecar,
+      ...(clusterVersion === undefined ? {} : { sidecarContainersGate: clusterVersion.sidecarGate }),
     },
     'webhook serving',
   );

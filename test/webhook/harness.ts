@@ -10,7 +10,12 @@ import type { RewriteOptions } from '../../src/rewrite/types.js';
 import { type RunningWebhook, startWebhook, type WebhookOptions } from '../../src/webhook/server.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
 
-export const REWRITE: RewriteOptions = { image: DEFAULT_IMAGE, nativeSidecar: false };
+/** What the webhook rewrites with when it has no API server to ask (the harness gives it none by default). */
+export const REWRITE: RewriteOptions = {
+  image: DEFAULT_IMAGE,
+  nativeSidecar: false,
+  cluster: { state: 'unknown', why: 'no API server to ask' },
+};
 
 export interface Answer {
   status: number;
@@ -33,8 +38,10 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  /** --native-sidecar, with where the version comes from; absent: the companion always goes first. */
-  nativeSidecar?: WebhookOptions['nativeSidecar'];
+  /** --native-sidecar. */
+  nativeSidecar?: boolean;
+  /** Where the version comes from; absent: never known. */
+  clusterVersion?: WebhookOptions['clusterVersion'];
   /** Certificate files to serve; default a fresh test certificate. */
   cert?: TestCert;
 }
@@ -68,6 +75,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     host: '127.0.0.1',
     image: REWRITE.image,
     ...(options.nativeSidecar === undefined ? {} : { nativeSidecar: options.nativeSidecar }),
+    ...(options.clusterVersion === undefined ? {} : { clusterVersion: options.clusterVersion }),
     log: createLogger('debug', sink),
     reload: { debounceMs: 50, pollMs: 250 },
   });
