@@ -113,7 +113,10 @@ describe('deploy/webhook', () => {
 
   it('MutatingWebhookConfiguration: pods CREATE in labelled namespaces, never blocking, reinvoked if needed', () => {
     expect(webhookConfig.metadata.name).toBe(CONTRACT.webhookConfig);
-    expect(webhookConfig.webhooks).toHaveLength(1);
+    expect(webhookConfig.webhooks.map((w: Manifest) => w.name)).toEqual([
+      'inject.osm-healthcheck.io',
+      'warn.osm-healthcheck.io',
+    ]);
     expect(webhook.clientConfig.service).toEqual({
       name: service.metadata.name,
       namespace,
@@ -142,5 +145,30 @@ describe('deploy/webhook', () => {
       reinvocationPolicy: 'IfNeeded',
       admissionReviewVersions: ['v1'],
     });
+  });
+
+  it('MutatingWebhookConfiguration: the workloads people apply, for warnings only, like the pods', () => {
+    const warn = webhookConfig.webhooks[1];
+    const { rules: _pods, reinvocationPolicy: _again, name: _name, ...podsRest } = webhook;
+    const { rules, reinvocationPolicy, name: _warnName, ...warnRest } = warn;
+    // Same service, path, selectors and failure policy as the pods' entry: only what it matches differs.
+    expect(warnRest).toEqual(podsRest);
+    expect(reinvocationPolicy).toBe('Never');
+    expect(rules).toEqual([
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: ['apps'],
+        apiVersions: ['v1'],
+        resources: ['deployments', 'statefulsets', 'daemonsets'],
+        scope: 'Namespaced',
+      },
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: ['batch'],
+        apiVersions: ['v1'],
+        resources: ['jobs', 'cronjobs'],
+        scope: 'Namespaced',
+      },
+    ]);
   });
 });
