@@ -17,8 +17,8 @@ export interface WebhookAppOptions {
   /** Where the companion goes, asked at each admission: what is known of the cluster may change meanwhile. */
   placement: () => Placement;
   log: Logger;
-  /** True once listening and until shutdown starts. */
-  isReady: () => boolean;
+  /** Why /readyz answers 503 (starting, draining, no trusted certificate yet), or undefined when ready. */
+  notReady: () => string | undefined;
 }
 
 export const MUTATE_PATH = '/mutate';
@@ -102,9 +102,10 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
   });
 
   app.get('/healthz', async (_request, reply) => text(reply, 200, 'ok'));
-  app.get('/readyz', async (_request, reply) =>
-    options.isReady() ? text(reply, 200, 'ok') : text(reply, 503, 'not ready: starting or draining'),
-  );
+  app.get('/readyz', async (_request, reply) => {
+    const why = options.notReady();
+    return why === undefined ? text(reply, 200, 'ok') : text(reply, 503, `not ready: ${why}`);
+  });
 
   // Fastify's own refusals (invalid JSON, empty or oversized body, wrong content type) say why, with its code.
   app.setErrorHandler((err: FastifyError, _request, reply) => {

@@ -171,3 +171,23 @@ export function carryOut(
       return action satisfies never;
   }
 }
+
+/** What the Secret should hold after `decision`; undefined when it stays as it is. */
+export function materialAfter(
+  reading: SecretReading,
+  decision: Decision,
+  policy: Policy,
+  now: number,
+): TlsMaterial | undefined {
+  switch (decision.action) {
+    case 'keep':
+    case 'refuse':
+      return undefined;
+    case 'create':
+    case 'replace':
+      return fresh(policy, now);
+    default:
+      if (reading.kind !== 'ours') throw new Error(`${decision.action} needs a Secret of ours`);
+      return carryOut(decision.action, reading.material, policy, now);
+  }
+}

@@ -134,7 +134,7 @@ export function secretFor(
   namespace: string,
   material: TlsMaterial,
   resourceVersion?: string,
-): KubeSecret {
+): KubeSecret & { metadata: { namespace: string } } {
   const data: Record<string, string> = {
     [KEYS.caCert]: b64(material.ca.cert),
     [KEYS.caKey]: b64(material.ca.key),
