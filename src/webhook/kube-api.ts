@@ -17,6 +17,8 @@ export interface KubeApi {
   caFile: string;
   /** Read again on every call: projected service account tokens are rotated by kubelet. */
   tokenFile: string;
+  /** Bound of one object request (tls/kube-objects.ts); default 10 s. */
+  timeoutMs?: number;
 }
 
 /** The API server's address inside a pod, as client-go reads it; undefined outside one. */

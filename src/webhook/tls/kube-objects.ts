@@ -38,7 +38,7 @@ async function call<T>(
   body?: unknown,
 ): Promise<KubeResult<T>> {
   const method = verb === 'get' ? 'GET' : verb === 'create' ? 'POST' : 'PUT';
-  const answer = await kubeRequest(api, method, path, TIMEOUT_MS, body).catch((err: Error) => {
+  const answer = await kubeRequest(api, method, path, api.timeoutMs ?? TIMEOUT_MS, body).catch((err: Error) => {
     throw new Error(`${verb} ${target}: ${err.message}`, { cause: err });
   });
   if (answer.status >= 200 && answer.status < 300) {

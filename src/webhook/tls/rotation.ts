@@ -52,8 +52,11 @@ export type Decision =
   | { action: 'switch-ca' }
   | { action: 'drop-previous-ca' };
 
-const used = (span: { notBefore: number; notAfter: number }, now: number): number =>
-  (now - span.notBefore) / (span.notAfter - span.notBefore);
+/** Share of a lifetime gone, counted from when it was made: the backdated minutes are no part of it. */
+function used(span: { notBefore: number; notAfter: number }, now: number, backdateMs: number): number {
+  const made = span.notBefore + backdateMs;
+  return (now - made) / (span.notAfter - made);
+}
 
 /** One step at a time: whatever the Secret needs next is decided again after the write. */
 export function decide(facts: TlsFacts, policy: Policy, now: number): Decision {
@@ -64,14 +67,15 @@ export function decide(facts: TlsFacts, policy: Policy, now: number): Decision {
   if (rotation?.phase === 'switched' && now >= rotation.at + policy.overlapMs) {
     return { action: 'drop-previous-ca' };
   }
-  if (rotation === undefined && used(facts.ca, now) >= policy.caRotateAt) return { action: 'stage-ca' };
+  if (rotation === undefined && used(facts.ca, now, policy.backdateMs) >= policy.caRotateAt)
+    return { action: 'stage-ca' };
   const why = !serving.issuedByCa
     ? 'not signed by the CA'
     : serving.dnsNames.join(',') !== policy.dnsNames.join(',')
       ? `names ${serving.dnsNames.join(',')}, wanted ${policy.dnsNames.join(',')}`
       : now >= serving.notAfter
         ? 'expired'
-        : used(serving, now) >= policy.servingRenewAt
+        : used(serving, now, policy.backdateMs) >= policy.servingRenewAt
           ? 'due for renewal'
           : undefined;
   return why === undefined ? { action: 'keep' } : { action: 'renew-serving', why };

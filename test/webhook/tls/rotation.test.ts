@@ -22,7 +22,7 @@ const POLICY: Policy = {
   servingLifetimeMs: 300,
   servingRenewAt: 2 / 3,
   overlapMs: 50,
-  backdateMs: 10,
+  backdateMs: 0,
 };
 const FACTS: TlsFacts = {
   ca: { notBefore: 0, notAfter: 1000 },
@@ -96,6 +96,13 @@ describe('decide', () => {
     },
   ])('$name', ({ facts, now, expected }) => {
     expect(decide({ ...FACTS, ...facts }, POLICY, now)).toEqual(expected);
+  });
+
+  it('counts a lifetime from when the certificate was made, not from its backdated notBefore', () => {
+    const backdated = { ...POLICY, backdateMs: 100 };
+    const facts = { ...FACTS, serving: { ...FACTS.serving, notBefore: -100, notAfter: 300 } };
+    expect(decide(facts, backdated, 199)).toEqual({ action: 'keep' });
+    expect(decide(facts, backdated, 200)).toEqual({ action: 'renew-serving', why: 'due for renewal' });
   });
 
   it.each([
