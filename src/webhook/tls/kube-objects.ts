@@ -38,9 +38,11 @@ async function call<T>(
   body?: unknown,
 ): Promise<KubeResult<T>> {
   const method = verb === 'get' ? 'GET' : verb === 'create' ? 'POST' : 'PUT';
-  const answer = await kubeRequest(api, method, path, api.timeoutMs ?? TIMEOUT_MS, body).catch((err: Error) => {
-    throw new Error(`${verb} ${target}: ${err.message}`, { cause: err });
-  });
+  const answer = await kubeRequest(api, method, path, api.timeoutMs ?? TIMEOUT_MS, body).catch(
+    (err: Error) => {
+      throw new Error(`${verb} ${target}: ${err.message}`, { cause: err });
+    },
+  );
   if (answer.status >= 200 && answer.status < 300) {
     try {
       return { ok: true, value: JSON.parse(answer.text) as T };

@@ -50,20 +50,17 @@ export function startReplica(standin: KubeStandin, clock: Clock, requestTimeoutM
   });
 }
 
-/** GET /readyz as kubelet does: HTTPS, certificate not verified. */
-export function readyz(port: number): Promise<{ status: number; body: string }> {
+/** GET /readyz (or `path`) as kubelet does: HTTPS, certificate not verified. */
+export function readyz(port: number, path = '/readyz'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path: '/readyz', rejectUnauthorized: false, agent: false },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          body += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
+    const req = request({ host: '127.0.0.1', port, path, rejectUnauthorized: false, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        body += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
     req.on('error', reject);
     req.end();
   });
