@@ -33,6 +33,8 @@ export interface KubeStandin {
   log: string[];
   /** 'refuse': every connection is reset; 'hang': accepted, never answered; undefined: serving. */
   outage(mode: 'refuse' | 'hang' | undefined): void;
+  /** Holds the answers to the next `count` GETs of any Secret until all have arrived: replicas racing for sure. */
+  holdSecretGets(count: number): void;
   /** Writes a new token: from now on only it is accepted. */
   rotateToken(): void;
   close(): Promise<void>;
@@ -177,6 +179,7 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
     return fail(405, 'MethodNotAllowed', `${verb} is not served here`);
   }
 
+  let held: { count: number; waiting: Array<() => void> } | undefined;
   const server = createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
     if (outage === 'hang') return;
     let body = '';
@@ -184,7 +187,15 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
     req.on('data', (chunk: string) => {
       body += chunk;
     });
-    req.on('end', () => handle(req, res, body));
+    req.on('end', () => {
+      const answer = () => handle(req, res, body);
+      if (held === undefined || req.method !== 'GET' || !SECRETS.test(req.url ?? '')) return void answer();
+      held.waiting.push(answer);
+      if (held.waiting.length < held.count) return;
+      const { waiting } = held;
+      held = undefined;
+      for (const release of waiting) release();
+    });
   });
   server.on('connection', (socket: Socket) => {
     if (outage === 'refuse') return void socket.destroy();
@@ -212,6 +223,9 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
     outage(mode) {
       outage = mode;
       if (mode !== undefined) for (const socket of sockets) socket.destroy();
+    },
+    holdSecretGets(count) {
+      held = { count, waiting: [] };
     },
     rotateToken() {
       generation += 1;

@@ -69,11 +69,16 @@ describe('self-managed TLS', () => {
   });
 
   it('two replicas racing on first start: one creates, the other meets AlreadyExists and uses its Secret', async () => {
+    // Both read "no Secret" before either writes one.
+    standin.holdSecretGets(2);
     const both = await start(2);
     await expect
       .poll(() => Promise.all(both.map((r) => readyz(r.webhook.port).then((a) => a.status))))
       .toEqual([200, 200]);
-    expect(standin.log.filter((l) => l === 'create secrets 201')).toHaveLength(1);
+    expect(standin.log.filter((l) => l.startsWith('create secrets')).sort()).toEqual([
+      'create secrets 201',
+      'create secrets 409',
+    ]);
     const served = await allTrusted(both);
     expect(served).toEqual([both[0]?.webhook.keyPair().fingerprint]);
     expect(both[1]?.webhook.keyPair().cert).toBe(secretCert());
