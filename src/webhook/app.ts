@@ -19,8 +19,8 @@ export interface WebhookAppOptions {
   /** What is known of the cluster, asked at each admission: it may change meanwhile. */
   cluster: () => ClusterKnowledge;
   log: Logger;
-  /** True once listening and until shutdown starts. */
-  isReady: () => boolean;
+  /** Why /readyz answers 503 (starting, draining, no trusted certificate yet), or undefined when ready. */
+  notReady: () => string | undefined;
 }
 
 export const MUTATE_PATH = '/mutate';
@@ -98,9 +98,10 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
   });
 
   app.get('/healthz', async (_request, reply) => text(reply, 200, 'ok'));
-  app.get('/readyz', async (_request, reply) =>
-    options.isReady() ? text(reply, 200, 'ok') : text(reply, 503, 'not ready: starting or draining'),
-  );
+  app.get('/readyz', async (_request, reply) => {
+    const why = options.notReady();
+    return why === undefined ? text(reply, 200, 'ok') : text(reply, 503, `not ready: ${why}`);
+  });
 
   // Fastify's own refusals (invalid JSON, empty or oversized body, wrong content type) say why, with its code.
   app.setErrorHandler((err: FastifyError, _request, reply) => {

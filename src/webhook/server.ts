@@ -1,16 +1,16 @@
-// The running webhook: loads the certificate, binds the HTTPS app, and swaps in a rotated certificate through
-// the TLS server's setSecureContext, so new connections get the new pair and open ones keep theirs.
+// The running webhook: binds the HTTPS app with the certificate its TLS source gives (files or self-managed), and
+// swaps in a new one through the TLS server's setSecureContext, so new connections get it and open ones keep theirs.
 
 import { HealthcheckError } from '../errors.js';
 import type { KubeVersion } from '../kube-version.js';
 import type { Logger } from '../log.js';
 import { buildWebhookApp, type WebhookApp } from './app.js';
-import { type KeyPair, loadKeyPair, watchKeyPair } from './certificate.js';
+import type { KeyPair } from './certificate.js';
 import { type Backoff, learnClusterVersion } from './cluster-version.js';
+import type { TlsKeeper, TlsSource } from './tls-source.js';
 
 export interface WebhookOptions {
-  certFile: string;
-  keyFile: string;
+  tls: TlsSource;
   port: number;
   /** Bind address; default `::` (dual stack), or 0.0.0.0 where IPv6 is off. */
   host?: string | undefined;
@@ -24,7 +24,6 @@ export interface WebhookOptions {
    */
   clusterVersion?: { sidecarGate: boolean; fetchVersion: () => Promise<KubeVersion>; backoff?: Backoff };
   log: Logger;
-  reload?: { debounceMs: number; pollMs: number };
 }
 
 export interface RunningWebhook {
@@ -35,11 +34,10 @@ export interface RunningWebhook {
   close(): Promise<void>;
 }
 
-const RELOAD = { debounceMs: 500, pollMs: 10_000 };
-
 export async function startWebhook(options: WebhookOptions): Promise<RunningWebhook> {
   const { log } = options;
-  let pair = await loadKeyPair(options.certFile, options.keyFile);
+  let pair = options.tls.initial;
+  let keeper: TlsKeeper | undefined;
   let listening = false;
   let draining = false;
   const { clusterVersion } = options;
@@ -60,7 +58,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     nativeSidecar,
     cluster: () => cluster?.knowledge() ?? { state: 'unknown', why: 'no API server to ask' },
     log,
-    isReady: () => listening && !draining,
+    notReady: () =>
+      !listening || keeper === undefined ? 'starting' : draining ? 'draining' : keeper.notReady(),
   });
   const port = await listen(app, options.port, options.host).catch(async (err) => {
     cluster?.close();
@@ -70,28 +69,14 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     });
   });
   listening = true;
-  const watcher = await watchKeyPair({
-    certFile: options.certFile,
-    keyFile: options.keyFile,
-    current: pair,
-    ...(options.reload ?? RELOAD),
-    onReload(next) {
-      app.server.setSecureContext({ cert: next.cert, key: next.key, minVersion: 'TLSv1.2' });
-      pair = next;
-      log.info({ fingerprint: next.fingerprint, notAfter: next.notAfter }, 'certificate reloaded');
-    },
-    onError(err) {
-      log.error(
-        { err: err.message, fingerprint: pair.fingerprint },
-        'new certificate not loaded; still serving the previous one',
-      );
-    },
+  keeper = await options.tls.start((next) => {
+    app.server.setSecureContext({ cert: next.cert, key: next.key, minVersion: 'TLSv1.2' });
+    pair = next;
   });
   log.info(
     {
       port,
-      fingerprint: pair.fingerprint,
-      notAfter: pair.notAfter,
+      ...options.tls.describe,
       image: options.image,
       nativeSidecar,
       ...(clusterVersion === undefined ? {} : { sidecarContainersGate: clusterVersion.sidecarGate }),
@@ -103,7 +88,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     keyPair: () => pair,
     async close() {
       draining = true;
-      watcher.close();
+      keeper?.close();
       cluster?.close();
       await app.close();
     },

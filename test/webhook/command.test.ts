@@ -126,12 +126,42 @@ describe('webhook', () => {
 
   it.each([
     {
-      name: 'no certificate',
+      name: 'self-managed TLS outside a cluster',
       args: [],
       code: 2,
-      message: 'webhook needs --tls-cert FILE (or env OSM_HEALTHCHECK_TLS_CERT) [OSM_HC_USAGE]',
+      message:
+        'self-managed TLS (no --tls-cert/--tls-key) needs the API server: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given [OSM_HC_USAGE]',
     },
-    { name: 'no key', args: ['--tls-cert', 'c.pem'], code: 2, message: 'webhook needs --tls-key FILE' },
+    {
+      name: 'a certificate without its key',
+      args: ['--tls-cert', 'c.pem'],
+      code: 2,
+      message: 'webhook got --tls-cert without --tls-key: give both (certificate files) or neither',
+    },
+    {
+      name: 'a key without its certificate',
+      args: ['--tls-key', 'k.pem'],
+      code: 2,
+      message: 'webhook got --tls-key without --tls-cert',
+    },
+    {
+      name: 'a namespace that is no DNS label',
+      args: ['--kube-api', 'https://127.0.0.1:1', '--namespace', 'Kube_System'],
+      code: 2,
+      message: '--namespace must be a Kubernetes DNS label, got "Kube_System"',
+    },
+    {
+      name: 'a Secret name that is no object name',
+      args: ['--kube-api', 'https://127.0.0.1:1', '--namespace', 'ns', '--tls-secret', 'tls/secret'],
+      code: 2,
+      message: '--tls-secret must be a Kubernetes object name, got "tls/secret"',
+    },
+    {
+      name: 'a resync of zero seconds',
+      args: ['--kube-api', 'https://127.0.0.1:1', '--namespace', 'ns', '--tls-resync', '0'],
+      code: 2,
+      message: '--tls-resync must be whole seconds 1-86400, got "0"',
+    },
     {
       name: 'a bad port',
       args: ['--tls-cert', 'c', '--tls-key', 'k', '--port', 'https'],
@@ -159,7 +189,12 @@ describe('webhook', () => {
     },
   ])('refuses $name', async ({ args, code, message }) => {
     const exit = await runCli(['webhook', ...args], {
-      env: { OSM_HEALTHCHECK_TLS_CERT: '', OSM_HEALTHCHECK_TLS_KEY: '' },
+      env: {
+        OSM_HEALTHCHECK_TLS_CERT: '',
+        OSM_HEALTHCHECK_TLS_KEY: '',
+        KUBERNETES_SERVICE_HOST: '',
+        OSM_HEALTHCHECK_KUBE_API: '',
+      },
     });
     expect(exit.code).toBe(code);
     expect(exit.stderr).toContain(message);
@@ -171,6 +206,11 @@ describe('webhook', () => {
     for (const flag of [
       '--tls-cert',
       '--tls-key',
+      '--namespace',
+      '--service',
+      '--tls-secret',
+      '--webhook-config',
+      '--tls-resync',
       '--port',
       '--image',
       '--native-sidecar',

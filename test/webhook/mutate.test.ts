@@ -419,10 +419,13 @@ describe('health endpoints', () => {
       nativeSidecar: false,
       cluster: () => ({ state: 'unknown', why: 'not asked' }),
       log: createLogger('silent'),
-      isReady: () => false,
+      notReady: () => 'starting',
     });
     try {
-      expect((await app.inject({ url: '/readyz' })).statusCode).toBe(503);
+      expect(await app.inject({ url: '/readyz' })).toMatchObject({
+        statusCode: 503,
+        body: 'not ready: starting\n',
+      });
       expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
     } finally {
       await app.close();
