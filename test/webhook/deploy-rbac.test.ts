@@ -1,5 +1,5 @@
 // deploy/webhook/rbac.yaml grants the webhook exactly what self-managed TLS needs (issue 16's contract), and
-// nothing more: create Secrets; get/update/watch its own Secret; get/update/patch its own
+// nothing more: create Secrets; get/update its own Secret; get/update its own
 // MutatingWebhookConfiguration; all bound to the service account its pods run as.
 
 import { describe, expect, it } from 'vitest';
@@ -43,22 +43,21 @@ describe('deploy/webhook RBAC', () => {
     ]);
   });
 
-  it('Role: create Secrets; get, update and watch only its own Secret', () => {
+  it('Role: create Secrets; get and update only its own Secret', () => {
     const role = one('Role');
     expect(role.metadata.namespace).toBe(namespace);
     expect(grants(role)).toEqual([
       '/secrets[*] create',
       `/secrets[${CONTRACT.tlsSecret}] get`,
       `/secrets[${CONTRACT.tlsSecret}] update`,
-      `/secrets[${CONTRACT.tlsSecret}] watch`,
     ]);
   });
 
-  it('ClusterRole: get, update and patch only its own MutatingWebhookConfiguration', () => {
+  it('ClusterRole: get and update only its own MutatingWebhookConfiguration', () => {
     const webhookConfig = one('MutatingWebhookConfiguration');
     expect(webhookConfig.metadata.name).toBe(CONTRACT.webhookConfig);
     expect(grants(one('ClusterRole'))).toEqual(
-      ['get', 'patch', 'update'].map(
+      ['get', 'update'].map(
         (verb) =>
           `admissionregistration.k8s.io/mutatingwebhookconfigurations[${CONTRACT.webhookConfig}] ${verb}`,
       ),
