@@ -21,6 +21,8 @@ export interface WebhookAppOptions {
   log: Logger;
   /** Why /readyz answers 503 (starting, draining, no trusted certificate yet), or undefined when ready. */
   notReady: () => string | undefined;
+  /** Stopping: every answer closes its connection, so the API server opens its next one to another replica. */
+  draining: () => boolean;
 }
 
 export const MUTATE_PATH = '/mutate';
@@ -45,7 +47,13 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     bodyLimit: LIMITS.bodyBytes,
     requestTimeout: LIMITS.requestTimeoutMs,
     keepAliveTimeout: LIMITS.keepAliveTimeoutMs,
-    return503OnClosing: true,
+    // The API server pools connections by the Service's name, not by pod, so it keeps sending admissions on a
+    // connection to a replica that is stopping. Those are answered in full (a 503 would admit the pod without
+    // its companion, failurePolicy: Ignore) and close their connection (`draining`, below).
+    return503OnClosing: false,
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (options.draining()) reply.header('connection', 'close');
   });
 
   // The API server sends application/json; Fastify's text/plain parser would hand a string to the review.

@@ -24,15 +24,24 @@ export interface WebhookOptions {
    */
   clusterVersion?: { sidecarGate: boolean; fetchVersion: () => Promise<KubeVersion>; backoff?: Backoff };
   log: Logger;
+  /** On close, how long open connections get to carry a last admission (answered, then closed); default 5 s. */
+  drainMs?: number;
 }
 
 export interface RunningWebhook {
   port: number;
   /** The certificate being served now. */
   keyPair(): KeyPair;
-  /** /readyz turns 503, then in-flight admissions finish and the listener closes. */
+  /**
+   * /readyz turns 503 and every answer closes its connection; once no connection is open (or `drainMs` has
+   * passed) the listener closes, idle connections are cut, and admissions in flight finish.
+   */
   close(): Promise<void>;
 }
+
+// The Deployment's preStop sleep (10 s) keeps a stopping replica serving while its endpoint leaves the Service;
+// this drain then covers the API server's pooled connections. Both fit its 30 s grace with the 10 s request limit.
+const DRAIN_MS = 5_000;
 
 export async function startWebhook(options: WebhookOptions): Promise<RunningWebhook> {
   const { log } = options;
@@ -60,6 +69,16 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     log,
     notReady: () =>
       !listening || keeper === undefined ? 'starting' : draining ? 'draining' : keeper.notReady(),
+    draining: () => draining,
+  });
+  const connections = new Set<object>();
+  let drained: (() => void) | undefined;
+  app.server.on('connection', (socket) => {
+    connections.add(socket);
+    socket.once('close', () => {
+      connections.delete(socket);
+      if (connections.size === 0) drained?.();
+    });
   });
   const port = await listen(app, options.port, options.host).catch(async (err) => {
     cluster?.close();
@@ -90,6 +109,12 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       draining = true;
       keeper?.close();
       cluster?.close();
+      if (connections.size > 0) {
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+          setTimeout(resolve, options.drainMs ?? DRAIN_MS).unref();
+        });
+      }
       await app.close();
     },
   };

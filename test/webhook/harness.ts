@@ -45,6 +45,8 @@ export interface HarnessOptions {
   clusterVersion?: WebhookOptions['clusterVersion'];
   /** Certificate files to serve; default a fresh test certificate. */
   cert?: TestCert;
+  /** On close, how long open connections get (WebhookOptions.drainMs). */
+  drainMs?: number;
   /** Another TLS source (self-managed), given the harness's logger; `cert` is then only the client's CA. */
   tls?: (log: Logger) => TlsSource;
 }
@@ -81,6 +83,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     image: REWRITE.image,
     ...(options.nativeSidecar === undefined ? {} : { nativeSidecar: options.nativeSidecar }),
     ...(options.clusterVersion === undefined ? {} : { clusterVersion: options.clusterVersion }),
+    ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),
     log,
   });
   const send = (method: string, path: string, body?: string, contentType = 'application/json') =>

@@ -420,6 +420,7 @@ describe('health endpoints', () => {
       cluster: () => ({ state: 'unknown', why: 'not asked' }),
       log: createLogger('silent'),
       notReady: () => 'starting',
+      draining: () => false,
     });
     try {
       expect(await app.inject({ url: '/readyz' })).toMatchObject({
