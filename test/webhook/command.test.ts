@@ -3,37 +3,11 @@
 
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { describe, expect, it } from 'vitest';
+import { postAdmission } from '../helpers/admission-post.js';
 import { startVersionStandin, versionBody } from '../helpers/api-server.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { makeTestCert } from '../helpers/tls.js';
-
-function post(port: number, ca: string, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/mutate',
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        ca,
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          text += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 describe('webhook', () => {
   it('serves from env settings, learns the version, logs each admission, and stops cleanly on SIGTERM', async () => {
@@ -61,7 +35,7 @@ describe('webhook', () => {
       });
       await expect.poll(output).toContain('"msg":"kubernetes version learnt"');
       const body = readFileSync(new URL('../fixtures/webhook/tcp-socket.json', import.meta.url), 'utf8');
-      const answer = await post(line.port as number, cert.cert, body);
+      const answer = await postAdmission({ port: line.port as number, ca: cert.cert, body });
       expect(answer.status).toBe(200);
       const patch = JSON.parse(
         Buffer.from(JSON.parse(answer.body).response.patch, 'base64').toString('utf8'),
@@ -108,7 +82,7 @@ describe('webhook', () => {
     try {
       await expect.poll(output).toContain('kubernetes version not known');
       const body = readFileSync(new URL('../fixtures/webhook/tcp-socket.json', import.meta.url), 'utf8');
-      const answer = await post(line.port as number, cert.cert, body);
+      const answer = await postAdmission({ port: line.port as number, ca: cert.cert, body });
       const patch = JSON.parse(
         Buffer.from(JSON.parse(answer.body).response.patch, 'base64').toString('utf8'),
       ) as { path: string; value: unknown }[];

@@ -4,8 +4,8 @@
 
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { postAdmission } from '../../helpers/admission-post.js';
 import { startCli } from '../../helpers/cli.js';
 import { type KubeStandin, startKubeStandin, webhookConfiguration } from '../../helpers/kube-standin.js';
 import { CONFIG, caBundles, HOST, NAMESPACE, readyz, SECRET, SERVICE } from './replica.js';
@@ -16,33 +16,6 @@ beforeEach(async () => {
   standin.putConfig(CONFIG, webhookConfiguration(CONFIG, NAMESPACE, SERVICE));
 });
 afterEach(() => standin.close());
-
-function admit(port: number, bundle: string, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/mutate',
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        ca: bundle,
-        servername: HOST,
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          text += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 describe('webhook with self-managed TLS, as a process', () => {
   it('writes its Secret and caBundle, and answers an AdmissionReview over TLS trusted by that caBundle', async () => {
@@ -73,7 +46,7 @@ describe('webhook with self-managed TLS, as a process', () => {
       expect(await readyz(port)).toEqual({ status: 200, body: 'ok\n' });
       const [bundle] = caBundles(standin);
       const body = readFileSync(new URL('../../fixtures/webhook/tcp-socket.json', import.meta.url), 'utf8');
-      const answer = await admit(port, bundle as string, body);
+      const answer = await postAdmission({ port, ca: bundle as string, body, servername: HOST });
       expect(answer.status).toBe(200);
       const review = JSON.parse(answer.body) as { response: { allowed: boolean; patch: string } };
       expect(review.response.allowed).toBe(true);
