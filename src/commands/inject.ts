@@ -94,14 +94,19 @@ export const injectCommand: Command = {
     const placement = choosePlacement(values['native-sidecar'], cluster);
     const source = await readInput(values.filename);
     const options = { image, nativeSidecar: values['native-sidecar'], cluster };
-    const { output, warnings } = injectManifests(source, options, format satisfies OutputFormat);
+    const { output, warnings, placedRunningPods, notes } = injectManifests(
+      source,
+      options,
+      format satisfies OutputFormat,
+    );
     // Said whenever a version or a native sidecar was asked about: never a silent choice the cluster may refuse.
     // A warning where it may be refused, or where --native-sidecar was not granted (the webhook returns that
-    // line as a warning too).
-    if (cluster.state === 'known' || values['native-sidecar']) {
+    // line as a warning too). Only where a pod that keeps running got the companion: it is their placement.
+    if (placedRunningPods && (cluster.state === 'known' || values['native-sidecar'])) {
       const warn = cluster.state === 'unchecked' || (values['native-sidecar'] && !placement.native);
       process.stderr.write(`${warn ? 'warning' : 'note'}: ${placement.reason}\n`);
     }
+    for (const note of notes) process.stderr.write(`note: ${note}\n`);
     for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write(output);
   },

@@ -117,6 +117,39 @@ describe('osm-healthcheck inject', () => {
     expect(names(spec.containers)).toEqual(native ? ['shop'] : ['osm-healthcheck', 'shop']);
   });
 
+  it.each([
+    {
+      name: 'a Job at 1.29: its own note, not the placement of pods that keep running',
+      args: ['--kube-version', '1.29'],
+      files: ['job.yaml'],
+      stderr: [
+        'note: Job/report: restartPolicy Never: the companion is a native sidecar, which kubelet stops once the containers end: Kubernetes 1.29 has them',
+      ],
+    },
+    {
+      name: 'a Job at 1.26: only the warning that it is left untouched',
+      args: ['--kube-version', '1.26'],
+      files: ['job.yaml'],
+      stderr: [
+        'warning: Job/report: restartPolicy Never: left untouched, as Kubernetes 1.26 has no native sidecars (a companion container would never let the pod complete)',
+      ],
+    },
+    {
+      name: 'a Deployment and a Job at 1.26: the placement note for the Deployment, the warning for the Job',
+      args: ['--kube-version', '1.26'],
+      files: ['deployment.yaml', 'job.yaml'],
+      stderr: [
+        'note: the companion goes first among the containers, with a postStart hook that waits for it: Kubernetes 1.26 has no native sidecars (they need Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate)',
+        'warning: Job/report: restartPolicy Never: left untouched, as Kubernetes 1.26 has no native sidecars (a companion container would never let the pod complete)',
+      ],
+    },
+  ])('what stderr says for pods that must end: $name', async ({ args, files, stderr }) => {
+    const input = files.map((file) => fixture(file)).join('\n---\n');
+    const result = await inject(args, input);
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr.split('\n')).toEqual(stderr);
+  });
+
   it('-o json prints JSON', async () => {
     const result = await inject(['-o', 'json'], fixture('pod-https.yaml'));
     expect(result.exitCode).toBe(0);
