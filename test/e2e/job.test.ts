@@ -22,7 +22,7 @@ describe.skipIf(!IS_ROOT)('a Job pod, end to end', () => {
     const inject = await runCli(['inject', '-f', JOB, '--image', IMAGE, '--kube-version', '1.29']);
     expect(inject.code, inject.stderr).toBe(0);
     expect(inject.stderr.trimEnd()).toBe(
-      'note: the companion goes first among the containers, with a postStart hook that waits for it (Kubernetes 1.29 has native sidecars: --native-sidecar uses one)',
+      'note: Job/report: restartPolicy Never: the companion is a native sidecar, which kubelet stops once the containers end: Kubernetes 1.29 has them',
     );
     const backend = (await backendWorks('nft')) ? 'nft' : 'legacy';
     const result = await playJob({
