@@ -6,7 +6,8 @@
 // gRPC is a file of its own too, loaded only when the probe table has a gRPC entry (scripts/bundle-options.mjs).
 // Nothing is left to node_modules: dist/ is all the image ships of the companion.
 import { readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { isBuiltin } from 'node:module';
+import { basename, join } from 'node:path';
 import { build } from 'esbuild';
 import { common, grpcKitBundle, metricsBundle, serveBundle } from './bundle-options.mjs';
 
@@ -54,9 +55,21 @@ for (const result of [results[0], results[1], results[2], results[4]]) {
   }
 }
 
+// The image ships dist/ and no node_modules (Dockerfile): every import a bundle leaves to run time must be a Node
+// built-in or another file of dist/. A dependency marked external, or a new one a bundle cannot inline, fails here.
+const written = new Set(results.flatMap((r) => Object.keys(r.metafile.outputs)));
+const ownFiles = new Set([...written].map((path) => basename(path)));
+for (const result of results) {
+  for (const [output, { imports }] of Object.entries(result.metafile.outputs)) {
+    const outside = imports.find((i) => i.external && !isBuiltin(i.path) && !ownFiles.has(basename(i.path)));
+    if (outside !== undefined) {
+      throw new Error(`build: ${output} would load ${outside.path} at run time, which the image does not ship`);
+    }
+  }
+}
+
 // Remove what this build no longer writes (e.g. an older layout's dist/chunks), after writing, so a CLI started
 // from the previous build keeps its files as long as possible.
-const written = new Set(results.flatMap((r) => Object.keys(r.metafile.outputs)));
 function prune(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);

@@ -61,9 +61,9 @@ mount_image() {
 }
 
 # This machine's Debian mirror (deb822 or one-line sources), as apt uses it.
-mirror=${DEBIAN_MIRROR:-$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
-  grep -oE 'https?://[^ ]+/debian/?( |$)' | head -1 | tr -d ' ')}
-[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+mirror=$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
+  grep -oE 'https?://[^ ]+/debian/?( |$)' | head -1 | tr -d ' ' || true)
+mirror=${DEBIAN_MIRROR:-${mirror:-http://deb.debian.org/debian}}
 
 if ! buildah inspect --type image "$DEBIAN_BASE" >/dev/null 2>&1; then
   step "stand-in $DEBIAN_BASE: debootstrap --variant=minbase bookworm from $mirror"
