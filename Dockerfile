@@ -28,11 +28,13 @@ FROM ${NODE_IMAGE} AS node
 
 FROM ${DEBIAN_IMAGE}
 # iptables brings both backends (iptables-nft*, iptables-legacy*) and ip6tables for `init`; tini reaps and
-# forwards SIGTERM so `serve` drains; ca-certificates for the webhook's and the companion's TLS clients. The
-# Debian base keeps /bin/sh and coreutils (the webhook's preStop hook runs `sleep 5`), and glibc and libstdc++,
-# which are all Node's binary links against.
+# forwards SIGTERM so `serve` drains; ca-certificates is the system trust store, for a client told to use it
+# (NODE_EXTRA_CA_CERTS, --use-system-ca; Node's bundled store is the default). The Debian base keeps /bin/sh and
+# coreutils (the webhook's preStop hook runs `sleep 5`), and glibc and libstdc++, all Node's binary links against.
+# apt-get clean: Debian's own images drop the downloaded packages by themselves, a local base may not.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends iptables tini ca-certificates \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 ENV NODE_ENV=production

@@ -36,8 +36,8 @@ for tool in buildah debootstrap git node npm unshare; do
   command -v "$tool" >/dev/null 2>&1 || fail "it needs $tool"
 done
 
-# vfs and chroot: no overlay mounts, no user namespaces, no OCI runtime, which a sandbox may not allow.
-export STORAGE_DRIVER=vfs BUILDAH_ISOLATION=chroot
+# chroot isolation: RUN steps need no user namespaces and no OCI runtime, which a sandbox may not allow.
+export BUILDAH_ISOLATION=chroot
 DEBIAN_BASE=localhost/debian:bookworm-slim
 NODE_BASE=localhost/node:24-bookworm-slim
 work=$(mktemp -d /var/tmp/osm-hc-measure.XXXXXX)
@@ -81,9 +81,18 @@ path-exclude /usr/share/lintian/*
 path-exclude /usr/share/locale/*
 path-exclude /usr/share/man/*
 EOF
+  # And its apt configuration: no package archives or caches left behind by an install, no translations.
+  cat >"$rootfs/etc/apt/apt.conf.d/docker-clean" <<'EOF'
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+EOF
+  echo 'Apt::AutoRemove::SuggestsImportant "false";' >"$rootfs/etc/apt/apt.conf.d/docker-autoremove-suggests"
+  echo 'Acquire::Languages "none";' >"$rootfs/etc/apt/apt.conf.d/docker-no-languages"
   find "$rootfs/usr/share/doc" -mindepth 2 ! -name copyright ! -type d -delete
   rm -rf "$rootfs"/usr/share/{groff,info,linda,lintian,locale,man}/* "$rootfs"/var/cache/apt/archives/*.deb \
-    "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/* "$rootfs/etc/apt/sources.list"
+    "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/* "$rootfs/etc/apt/sources.list"
   # The official image's sources: the release, its updates and security.
   cat >"$rootfs/etc/apt/sources.list.d/debian.sources" <<EOF
 Types: deb
@@ -128,9 +137,20 @@ if ! buildah inspect --type image "$NODE_BASE" >/dev/null 2>&1; then
   buildah commit --quiet "$ctr" "$NODE_BASE" >/dev/null
 fi
 
+# This machine's npm may trust a CA of its own (a TLS-inspecting proxy): the build's RUN steps get it through a
+# global npmrc, in a directory mounted over /usr/local/etc (there, empty, in both bases) for the build only, so
+# no layer holds it: a file mounted where none was would leave an empty one behind.
+trust=()
+cafile=$(npm config get cafile 2>/dev/null || true)
+if [ -f "$cafile" ]; then
+  mkdir -p "$work/trust"
+  cp "$cafile" "$work/trust/build-ca.crt"
+  printf 'cafile=/usr/local/etc/build-ca.crt\n' >"$work/trust/npmrc"
+  trust=(--volume "$work/trust:/usr/local/etc:ro")
+fi
 build() {
   step "build localhost/osm-healthcheck:$1 from $2"
-  buildah bud --quiet --pull-never --build-arg NODE_IMAGE="$NODE_BASE" --build-arg DEBIAN_IMAGE="$DEBIAN_BASE" \
+  buildah bud --quiet --pull-never "${trust[@]}" --build-arg NODE_IMAGE="$NODE_BASE" --build-arg DEBIAN_IMAGE="$DEBIAN_BASE" \
     -t "localhost/osm-healthcheck:$1" "$2" >"$work/build-$1.log" 2>&1 || fail "build $1: $(tail -20 "$work/build-$1.log")"
 }
 mkdir -p "$work/before-src"
@@ -138,20 +158,21 @@ git -C "$root" archive "$before_ref" | tar -x -C "$work/before-src"
 build before "$work/before-src"
 build after "$root"
 
-# Sum of the manifest's layer sizes (and its config's): as tar with --disable-compression, as a registry sends
-# them with gzip.
+# The image pushed to an OCI layout with gzip layers: the sum of its layers and config is what a registry sends
+# (compressed); the same layers as tar (gunzipped) are what a node unpacks (uncompressed).
 # shellcheck disable=SC2016 # JavaScript template literals, not shell expansions.
 layer_bytes() {
-  node -e 'const fs = require("node:fs"); const dir = process.argv[1];
-    const blob = (d) => fs.readFileSync(`${dir}/blobs/${d.replace(":", "/")}`, "utf8");
+  node -e 'const fs = require("node:fs"); const { gunzipSync } = require("node:zlib"); const dir = process.argv[1];
+    const blob = (d) => fs.readFileSync(`${dir}/blobs/${d.replace(":", "/")}`);
     const manifest = JSON.parse(blob(JSON.parse(fs.readFileSync(`${dir}/index.json`, "utf8")).manifests[0].digest));
-    console.log(manifest.layers.reduce((n, l) => n + l.size, manifest.config.size));' "$1"
+    const sum = (size) => manifest.layers.reduce((n, l) => n + size(l), manifest.config.size);
+    console.log(JSON.stringify({ compressed: sum((l) => l.size), uncompressed: sum((l) => gunzipSync(blob(l.digest)).length) }));' "$1"
 }
 for label in before after; do
   image=localhost/osm-healthcheck:$label
   step "measure $image"
-  buildah push --quiet --disable-compression "$image" "oci:$work/$label-tar" >/dev/null
-  buildah push --quiet --compression-format gzip "$image" "oci:$work/$label-gz" >/dev/null
+  buildah push --quiet --compression-format gzip "$image" "oci:$work/$label-oci" >/dev/null
+  sizes=$(layer_bytes "$work/$label-oci")
   mount_image "$image"
   eval "mnt_$label=\$mnt"
   missing=$(chroot "$mnt" ldd /usr/local/bin/node | grep 'not found' || true)
@@ -160,7 +181,7 @@ for label in before after; do
     xargs -0 -r du -sbc | tail -1 | cut -f1)
   tools=$(for t in npm npx corepack yarn yarnpkg; do [ ! -e "$mnt/usr/local/bin/$t" ] || printf '%s ' "$t"; done)
   cat >"$work/$label.json" <<EOF
-{"uncompressed": $(layer_bytes "$work/$label-tar"), "compressed": $(layer_bytes "$work/$label-gz"),
+{"sizes": $sizes,
  "packages": $(dpkg-query --admindir="$mnt/var/lib/dpkg" -W | wc -l), "tools": "${tools% }",
  "node": $(stat -c %s "$mnt/usr/local/bin/node"), "app": $(du -sb "$mnt/app" | cut -f1),
  "nodeModules": ${modules:-0}}
@@ -175,7 +196,8 @@ node -e '
   const fs = require("node:fs");
   const dir = process.argv[1];
   const startup = JSON.parse(fs.readFileSync(`${dir}/startup.json`, "utf8"));
-  const [b, a] = ["before", "after"].map((l) => ({ ...JSON.parse(fs.readFileSync(`${dir}/${l}.json`, "utf8")), ...startup[l] }));
+  const read = (l) => JSON.parse(fs.readFileSync(`${dir}/${l}.json`, "utf8"));
+  const [b, a] = ["before", "after"].map((l) => ({ ...read(l), ...read(l).sizes, ...startup[l] }));
   const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
   const ms = (s) => `${s.median.toFixed(1)} (${s.min.toFixed(1)}–${s.max.toFixed(1)}) ms`;
   const rows = [

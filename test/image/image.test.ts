@@ -55,10 +55,11 @@ describe('Dockerfile', () => {
     expect(argsOf(keyword)).toEqual([want]);
   });
 
-  it('installs iptables (both backends, ip6tables), tini and CA certificates, and keeps no apt lists', () => {
+  it('installs iptables (both backends, ip6tables), tini and CA certificates, and keeps no apt lists or archives', () => {
     expect(runCommands(FINAL ?? { name: '', from: '', instructions: [] })).toEqual([
       'apt-get update',
       'apt-get install -y --no-install-recommends iptables tini ca-certificates',
+      'apt-get clean',
       'rm -rf /var/lib/apt/lists/*',
     ]);
   });
