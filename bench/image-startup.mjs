@@ -60,11 +60,12 @@ async function startServe(rootfs, table) {
   return { child, ports, ms: performance.now() - start };
 }
 
+// SIGINT: serve stops at once. On SIGTERM it would keep answering until the app (still up here) is gone.
 async function stop(child) {
   const exit = once(child, 'exit');
-  child.kill('SIGTERM');
+  child.kill('SIGINT');
   const [code] = await exit;
-  if (code !== 0) throw new Error(`serve exited ${code} on SIGTERM`);
+  if (code !== 0) throw new Error(`serve exited ${code} on SIGINT`);
 }
 
 const { app, ports: appPorts } = await startApp();

@@ -113,6 +113,7 @@ echo "$got"
 step "serve: as uid 65532, /healthz answers and a gRPC probe of a SERVING app passes (dist/commands/grpc-kit.cjs)"
 # The app: bench/app.mjs from the checkout (a gRPC health server answering SERVING), on loopback.
 node "$root/bench/app.mjs" >"$work/app.json" 2>&1 &
+app_pid=$!
 for _ in $(seq 100); do [ -s "$work/app.json" ] && break; sleep 0.1; done
 grpc_port=$(node -p "JSON.parse(require('node:fs').readFileSync('$work/app.json', 'utf8')).grpc") ||
   fail "the gRPC app did not start: $(cat "$work/app.json")"
@@ -138,6 +139,9 @@ step "check: that serve's table, through the companion"
 checked=$("${image_env[@]}" OSM_HEALTHCHECK_PROBES="$table" "${as_user[@]}" "${cli[@]}" check --via-companion \
   --ports "$ports" 2>&1) || fail "check failed: $checked"
 echo "$checked" | grep -E '^startup|passed'
+# On SIGTERM serve answers probes until the app is gone: stop the app first, as a pod's shutdown does.
+kill -TERM "$app_pid"
+wait "$app_pid" 2>/dev/null || true
 stop "$serve_pid" "$log"
 
 step "inject: a pod through stdin"
