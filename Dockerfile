@@ -23,20 +23,28 @@ COPY scripts/build.mjs scripts/bundle-options.mjs scripts/
 COPY src src
 RUN node scripts/build.mjs
 
-# Only Node's binary is taken from the Node base: not npm, npx, corepack or yarn, which nothing runs.
+# What the final stage takes from the Node base, and only that: not npm, npx, corepack or yarn, which nothing runs.
+# Node's binary, stripped of its symbol table and debug information (Node 24.21: 126.6 -> 108.5 MB; V8 and the
+# code cache are the same, only native stack traces lose C++ names). Debian's CA bundle, without the openssl and
+# libssl3 (8.4 MB) that the ca-certificates package depends on: Node links its own OpenSSL.
 FROM ${NODE_IMAGE} AS node
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends binutils ca-certificates \
+ && strip --strip-all /usr/local/bin/node
 
 FROM ${DEBIAN_IMAGE}
 # iptables brings both backends (iptables-nft*, iptables-legacy*) and ip6tables for `init`; tini reaps and
-# forwards SIGTERM so `serve` drains; ca-certificates is the system trust store, for a client told to use it
-# (NODE_EXTRA_CA_CERTS, --use-system-ca; Node's bundled store is the default). The Debian base keeps /bin/sh and
-# coreutils (the webhook's preStop hook runs `sleep 5`), and glibc and libstdc++, all Node's binary links against.
-# apt-get clean: Debian's own images drop the downloaded packages by themselves, a local base may not.
+# forwards SIGTERM so `serve` drains. The Debian base keeps /bin/sh and coreutils (the webhook's preStop hook runs
+# `sleep 5`), and glibc and libstdc++, all Node's binary links against. apt-get clean: Debian's own images drop
+# the downloaded packages by themselves, a local base may not.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends iptables tini ca-certificates \
+ && apt-get install -y --no-install-recommends iptables tini \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
+# The system trust store, where TLS clients told to use it look (NODE_EXTRA_CA_CERTS, --use-system-ca, curl);
+# Node's bundled store is the default.
+COPY --from=node /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /src/dist dist

@@ -85,11 +85,20 @@ cp "$root/scripts/build.mjs" "$root/scripts/bundle-options.mjs" "$work/src/scrip
 cp -R "$root/src" "$work/src/src"
 (cd "$work/src" && node scripts/build.mjs)
 
-# The node stage is the Node base, whose binary built dist/ (and so serve's V8 code cache): here, this `node`.
-step "final stage: /usr/local/bin/node from the Node base, /app/dist from the build stage, /app/init"
+# The node stage is the Node base, whose binary built dist/ (and so serve's V8 code cache): here, this `node`,
+# stripped as the node stage strips it (when binutils is here), and this machine's CA bundle.
+step "node stage: this node, stripped (strip --strip-all), and the CA bundle"
 image="$work/image"
-mkdir -p "$image/usr/local/bin" "$image/app"
+mkdir -p "$image/usr/local/bin" "$image/app" "$image/etc/ssl/certs"
 cp "$(command -v node)" "$image/usr/local/bin/node"
+if command -v strip >/dev/null 2>&1; then
+  strip --strip-all "$image/usr/local/bin/node"
+else
+  echo "!!! node not stripped: no strip (binutils) here; the Dockerfile's node stage installs it" >&2
+fi
+cp /etc/ssl/certs/ca-certificates.crt "$image/etc/ssl/certs/" 2>/dev/null || echo "!!! no CA bundle here" >&2
+
+step "final stage: /usr/local/bin/node and the CA bundle from the node stage, /app/dist from the build stage, /app/init"
 cp -R "$work/src/dist" "$image/app/dist"
 cp -R "$root/init" "$image/app/init"
 unwanted=$(find "$image" \( -name npm -o -name npx -o -name corepack -o -name 'yarn*' -o -name node_modules \

@@ -1,4 +1,5 @@
-// The built CLI as the image lays it out (dist/ and init/: the bundles load nothing from node_modules), copied into a temporary directory every user can read. Tests that run it as another uid (the companion's 65532,
+// The built CLI as the image lays it out (dist/ and init/: the bundles load nothing from node_modules), copied
+// into a temporary directory every user can read. Tests that run it as another uid (the companion's 65532,
 // nobody's 65534) could not read a checkout under a 0700 home or `mktemp -d`. vitest's global setup stages it once
 // per run and removes it afterwards; tests ask for it with stagedCli().
 

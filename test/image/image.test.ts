@@ -55,29 +55,37 @@ describe('Dockerfile', () => {
     expect(argsOf(keyword)).toEqual([want]);
   });
 
-  it('installs iptables (both backends, ip6tables), tini and CA certificates, and keeps no apt lists or archives', () => {
+  it('installs iptables (both backends, ip6tables) and tini, and keeps no apt lists or archives', () => {
     expect(runCommands(FINAL ?? { name: '', from: '', instructions: [] })).toEqual([
       'apt-get update',
-      'apt-get install -y --no-install-recommends iptables tini ca-certificates',
+      'apt-get install -y --no-install-recommends iptables tini',
       'apt-get clean',
       'rm -rf /var/lib/apt/lists/*',
     ]);
   });
 
-  it("copies only Node's binary (no npm, npx, corepack, yarn), dist and init: no node_modules", () => {
+  it("copies only Node's binary (no npm, npx, corepack, yarn), the CA bundle, dist and init: no node_modules", () => {
     expect(argsOf('COPY')).toEqual([
       '--from=node /usr/local/bin/node /usr/local/bin/node',
+      '--from=node /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt',
       '--from=build /src/dist dist',
       'init init',
     ]);
   });
 
   it.each(
-    STAGES.filter((s) => s.name !== '').flatMap((stage) =>
+    STAGES.filter((s) => s.name === 'build').flatMap((stage) =>
       runCommands(stage).map((command) => ({ name: `${stage.name}: ${command}`, command })),
     ),
   )('scripts/image-build.sh runs the same step: $name', ({ command }) => {
     expect(collapse(SCRIPT)).toContain(command);
+  });
+
+  it("scripts/image-build.sh strips node as the node stage does (with this machine's binutils)", () => {
+    const node = STAGES.find((s) => s.name === 'node');
+    const strip = node && runCommands(node).find((c) => c.startsWith('strip '));
+    expect(strip).toBe('strip --strip-all /usr/local/bin/node');
+    expect(SCRIPT).toContain('strip --strip-all "$image/usr/local/bin/node"');
   });
 
   it.each(
