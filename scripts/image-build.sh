@@ -3,14 +3,22 @@
 # final stage is laid out as the image's root (/usr/local/bin/node, /app/dist, /app/init), checked for what must
 # not be in it, and every subcommand runs from it as the image runs them: --version, `serve` (as uid 65532,
 # /healthz and a gRPC probe), `wait` and `check` against that serve, `inject` (stdin), `webhook` (HTTPS, a
-# throwaway certificate) and `init --dry-run` (as root, in a throwaway netns). scripts/image-measure.sh builds
-# the real image with buildah instead.
-# Usage: scripts/image-build.sh [--keep]   (--keep leaves the temp dir and prints where it is)
+# throwaway certificate) and `init --dry-run` (as root, in a throwaway netns).
+# With --rootfs DIR (root only) nothing is built: the same checks run in the root filesystem of a real image
+# (scripts/image-measure.sh passes its buildah build's), each command chrooted into it as the image runs it.
+# Usage: scripts/image-build.sh [--keep] [--rootfs DIR]   (--keep leaves the temp dir and prints where it is)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 keep=0
-[ "${1:-}" = --keep ] && keep=1
+rootfs=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --keep) keep=1 && shift ;;
+    --rootfs) rootfs=$(cd "$2" && pwd) && shift 2 ;;
+    *) echo "usage: $0 [--keep] [--rootfs DIR]" >&2 && exit 2 ;;
+  esac
+done
 
 umask 022
 work=$(mktemp -d "${TMPDIR:-/tmp}/osm-hc-image.XXXXXX")
@@ -24,7 +32,7 @@ cleanup() {
     wait "$pid" 2>/dev/null || true
   done
   if [ "$(id -u)" = 0 ]; then ip netns del "$netns" 2>/dev/null || true; fi
-  if [ "$keep" = 1 ]; then echo "image-build: kept $work"; else rm -rf "$work"; fi
+  if [ "$keep" = 1 ]; then echo "image-build: kept $work"; else rm -rf "$work" "${files_in_image:-}"; fi
 }
 trap cleanup EXIT
 
@@ -70,6 +78,7 @@ stop() {
 # The registry is reachable, but a warm cache is faster; the Dockerfile's commands stay word for word the same.
 export npm_config_prefer_offline=true npm_config_update_notifier=false
 
+if [ -z "$rootfs" ]; then
 step "build stage: production dependencies + esbuild (npm ci), then node scripts/build.mjs"
 mkdir -p "$work/src/scripts"
 cp "$root/package.json" "$root/package-lock.json" "$work/src/"
@@ -101,17 +110,38 @@ cp /etc/ssl/certs/ca-certificates.crt "$image/etc/ssl/certs/" 2>/dev/null || ech
 step "final stage: /usr/local/bin/node and the CA bundle from the node stage, /app/dist from the build stage, /app/init"
 cp -R "$work/src/dist" "$image/app/dist"
 cp -R "$root/init" "$image/app/init"
-unwanted=$(find "$image" \( -name npm -o -name npx -o -name corepack -o -name 'yarn*' -o -name node_modules \
+# The image's environment and nothing else; commands run through it as the image's entrypoint (minus tini).
+# Arrays, not functions: a backgrounded function would be a subshell, and $! its pid rather than the command's.
+cli=("$image/usr/local/bin/node" "$image/app/dist/cli.mjs")
+as_user=()
+if [ "$(id -u)" = 0 ]; then as_user=(setpriv --reuid=65532 --regid=65532 --clear-groups); fi
+files=$work files_host=$work
+else
+  [ "$(id -u)" = 0 ] || fail "--rootfs needs root (chroot)"
+  image=$rootfs
+  step "the image's root filesystem: $image"
+  for path in bin/sh bin/sleep usr/bin/tini usr/sbin/iptables-nft usr/sbin/iptables-legacy usr/sbin/ip6tables \
+    etc/ssl/certs/ca-certificates.crt usr/local/bin/node; do
+    [ -e "$image/$path" ] || fail "the image has no /$path"
+  done
+  echo "/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle and node: present"
+  # Each command in a private mount namespace with /proc and /dev, chrooted as OHC_USER (if set) into the image.
+  # shellcheck disable=SC2016 # expanded by that sh.
+  in_image='mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" &&
+    exec env -u OHC_USER chroot ${OHC_USER:+--userspec=$OHC_USER} "$0" "$@"'
+  cli=(unshare --mount -- sh -c "$in_image" "$image" /usr/local/bin/node /app/dist/cli.mjs)
+  as_user=(OHC_USER=65532:65532)
+  # Files the commands read (the webhook's certificate), inside the image, where a chrooted command finds them.
+  files_in_image=$(mktemp -d "$image/tmp/osm-hc-smoke.XXXXXX")
+  chmod 755 "$files_in_image"
+  files=${files_in_image#"$image"} files_host=$files_in_image
+fi
+unwanted=$(find "$image/app" "$image/usr/local" \( -name npm -o -name npx -o -name corepack -o -name 'yarn*' -o -name node_modules \
   -o -name '@types' -o -name '*.map' -o -name '*.ts' \) -print)
 [ -z "$unwanted" ] || fail "the final stage holds what never runs: $unwanted"
 echo "size: /app $(du -sh "$image/app" | cut -f1), node $(du -sh "$image/usr/local/bin/node" | cut -f1)"
 
-# The image's environment and nothing else; commands run through it as the image's entrypoint (minus tini).
-# Arrays, not functions: a backgrounded function would be a subshell, and $! its pid rather than the command's.
 image_env=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production)
-cli=("$image/usr/local/bin/node" "$image/app/dist/cli.mjs")
-as_user=()
-if [ "$(id -u)" = 0 ]; then as_user=(setpriv --reuid=65532 --regid=65532 --clear-groups); fi
 
 step "--version"
 want=$(node -p "require('$root/package.json').version")
@@ -170,15 +200,15 @@ echo "inject: liveness probe rewritten to /osm-liveness-probe/app"
 
 step "webhook: as uid 65532 with --tls-cert/--tls-key (a throwaway certificate), /healthz over HTTPS"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost \
-  -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null ||
+  -addext subjectAltName=IP:127.0.0.1 -keyout "$files_host/tls.key" -out "$files_host/tls.crt" 2>/dev/null ||
   fail "openssl could not make a certificate"
-chmod 644 "$work/tls.key"
+chmod 644 "$files_host/tls.key"
 log="$work/webhook.log"
-"${image_env[@]}" "${as_user[@]}" "${cli[@]}" webhook --port 0 --host 127.0.0.1 --tls-cert "$work/tls.crt" \
-  --tls-key "$work/tls.key" >"$log" 2>&1 &
+"${image_env[@]}" "${as_user[@]}" "${cli[@]}" webhook --port 0 --host 127.0.0.1 --tls-cert "$files/tls.crt" \
+  --tls-key "$files/tls.key" >"$log" 2>&1 &
 webhook_pid=$!
 await_line "$log" "$webhook_pid" 'webhook serving'
-healthz=$(get "https://127.0.0.1:$(field "$log" 'webhook serving' line.port)/healthz" "$work/tls.crt")
+healthz=$(get "https://127.0.0.1:$(field "$log" 'webhook serving' line.port)/healthz" "$files_host/tls.crt")
 echo "webhook /healthz: $healthz"
 [ "$healthz" = "200 ok" ] || fail "the webhook's /healthz answered '$healthz'"
 stop "$webhook_pid" "$log"

@@ -3,7 +3,8 @@
 # a real OCI builder, and measures both (BENCHMARKS.md, "Image (issue 18)"): uncompressed size (the sum of the
 # layers as tar), compressed size (the sum of gzip layers and config pushed to an OCI layout: what a registry
 # sends), Debian packages, whether npm, npx, corepack or yarn are in, and serve's start-up inside each image
-# (bench/image-startup.mjs). Prints a table.
+# (bench/image-startup.mjs); and runs every subcommand from the new image (scripts/image-build.sh --rootfs).
+# Prints a table.
 #
 # The public bases cannot be pulled here, so it makes local stand-ins with the same content, kept in buildah's
 # storage between runs: localhost/debian:bookworm-slim (debootstrap --variant=minbase from this machine's Debian
@@ -178,12 +179,15 @@ for label in before after; do
   buildah push --quiet --compression-format gzip "$image" "oci:$work/$label-oci" >/dev/null
   sizes=$(layer_bytes "$work/$label-oci")
   mount_image "$image"
-  eval "mnt_$label=\$mnt"
+  if [ "$label" = before ]; then mnt_before=$mnt; else mnt_after=$mnt; fi
   missing=$(chroot "$mnt" ldd /usr/local/bin/node | grep 'not found' || true)
   [ -z "$missing" ] || fail "$image: node lacks libraries: $missing"
   modules=$(find "$mnt/app" "$mnt/usr/local/lib" -name node_modules -prune -print0 2>/dev/null |
     xargs -0 -r du -sbc | tail -1 | cut -f1)
-  tools=$(for t in npm npx corepack yarn yarnpkg; do [ ! -e "$mnt/usr/local/bin/$t" ] || printf '%s ' "$t"; done)
+  # -L too: the node image's yarn links are absolute, so from here they point nowhere.
+  tools=$(for t in npm npx corepack yarn yarnpkg; do
+    if [ -e "$mnt/usr/local/bin/$t" ] || [ -L "$mnt/usr/local/bin/$t" ]; then printf '%s ' "$t"; fi
+  done)
   cat >"$work/$label.json" <<EOF
 {"sizes": $sizes,
  "packages": $(dpkg-query --admindir="$mnt/var/lib/dpkg" -W | wc -l), "tools": "${tools% }",
@@ -191,8 +195,10 @@ for label in before after; do
  "nodeModules": ${modules:-0}}
 EOF
 done
+step "every subcommand from the built image (scripts/image-build.sh --rootfs)"
+bash "$root/scripts/image-build.sh" --rootfs "$mnt_after" >"$work/smoke.log" 2>&1 || fail "$(tail -20 "$work/smoke.log")"
+grep -E '^== |: 200|passed|rewritten|image-build: ok' "$work/smoke.log" >&2
 step "serve's start-up in each image: $starts rounds"
-# shellcheck disable=SC2154 # mnt_before and mnt_after are set by the eval above.
 node "$root/bench/image-startup.mjs" --starts "$starts" "before=$mnt_before" "after=$mnt_after" >"$work/startup.json"
 
 # shellcheck disable=SC2016 # JavaScript template literals, not shell expansions.
