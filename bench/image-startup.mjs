@@ -23,7 +23,10 @@ const images = positionals.map((arg) => {
 });
 const starts = Number(values.starts);
 const PROBES = 20;
-const IMAGE_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'NODE_ENV=production'];
+const IMAGE_ENV = [
+  'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  'NODE_ENV=production',
+];
 
 /** The app: bench/app.mjs (a gRPC health server answering SERVING) on loopback, which a chroot shares. */
 async function startApp() {

@@ -63,7 +63,9 @@ for (const result of results) {
   for (const [output, { imports }] of Object.entries(result.metafile.outputs)) {
     const outside = imports.find((i) => i.external && !isBuiltin(i.path) && !ownFiles.has(basename(i.path)));
     if (outside !== undefined) {
-      throw new Error(`build: ${output} would load ${outside.path} at run time, which the image does not ship`);
+      throw new Error(
+        `build: ${output} would load ${outside.path} at run time, which the image does not ship`,
+      );
     }
   }
 }
