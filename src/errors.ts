@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   OSM_HC_INIT: 'the init step could not apply or remove its iptables rules',
   OSM_HC_LISTEN: 'a companion port could not be bound',
   OSM_HC_TLS: 'a TLS certificate or key could not be loaded',
+  OSM_HC_KUBE: 'self-managed TLS: a Kubernetes API request failed or was refused, or its Secret is not ours',
   OSM_HC_CHECK: 'a probe run by check failed',
   OSM_HC_WAIT: 'the companion did not answer on /healthz within the wait timeout',
 } as const;

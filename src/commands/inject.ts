@@ -16,7 +16,10 @@ Jobs, CronJobs (and the items of a List) so kubelet asks the osm-healthcheck com
 companion and its init container. Other documents pass through untouched.
 
 The companion goes first among the containers, with a postStart hook (osm-healthcheck wait) that holds the
-next containers back until it listens: this works on every Kubernetes version.
+next containers back until it listens: this works on every Kubernetes version. Pods that must end
+(restartPolicy Never or OnFailure: Jobs, CronJobs) get it as a native sidecar where the cluster has them
+(--kube-version, or --native-sidecar), else are left untouched with a warning; the pod-template annotation
+osm-healthcheck/run-to-completion: native-sidecar | skip forces either.
 
 Flags:
   -f, --filename FILE          manifest to read, YAML or JSON, several documents allowed ("-" or none: stdin)
@@ -90,13 +93,20 @@ export const injectCommand: Command = {
     const cluster = clusterOf(values['kube-version'], values['sidecar-containers-gate']);
     const placement = choosePlacement(values['native-sidecar'], cluster);
     const source = await readInput(values.filename);
-    const options = { image, nativeSidecar: placement.native };
-    const { output, warnings } = injectManifests(source, options, format satisfies OutputFormat);
+    const options = { image, nativeSidecar: values['native-sidecar'], cluster };
+    const { output, warnings, placedRunningPods, notes } = injectManifests(
+      source,
+      options,
+      format satisfies OutputFormat,
+    );
     // Said whenever a version or a native sidecar was asked about: never a silent choice the cluster may refuse.
-    if (cluster.state === 'known' || values['native-sidecar']) {
-      const risky = cluster.state === 'unchecked';
-      process.stderr.write(`${risky ? 'warning' : 'note'}: ${placement.reason}\n`);
+    // A warning where it may be refused, or where --native-sidecar was not granted (the webhook returns that
+    // line as a warning too). Only where a pod that keeps running got the companion: it is their placement.
+    if (placedRunningPods && (cluster.state === 'known' || values['native-sidecar'])) {
+      const warn = cluster.state === 'unchecked' || (values['native-sidecar'] && !placement.native);
+      process.stderr.write(`${warn ? 'warning' : 'note'}: ${placement.reason}\n`);
     }
+    for (const note of notes) process.stderr.write(`note: ${note}\n`);
     for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write(output);
   },

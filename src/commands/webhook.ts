@@ -9,19 +9,36 @@ import { MUTATE_PATH } from '../webhook/app.js';
 import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import { startWebhook } from '../webhook/server.js';
 import { type Command, flagOrEnv, parseFlags } from './command.js';
+import { TLS_DEFAULTS, TLS_FLAGS, tlsChoice, tlsSource } from './webhook-tls.js';
 
 const DEFAULT_PORT = 9443;
 const VERSION_TIMEOUT_MS = 5_000;
 
-const usage = `Usage: osm-healthcheck webhook --tls-cert FILE --tls-key FILE [flags]
+const usage = `Usage: osm-healthcheck webhook [--tls-cert FILE --tls-key FILE] [flags]
 
 Serves a mutating admission webhook on HTTPS: POST ${MUTATE_PATH} takes an admission.k8s.io/v1 AdmissionReview
 for a Pod and answers with the JSON patch that makes of it exactly what \`inject\` would. /healthz and /readyz
-for kubelet. The certificate files are reloaded when they change (cert-manager rotation).
+for kubelet. Pods that must end (restartPolicy Never/OnFailure: Jobs) get the companion as a native sidecar
+where the API server's version has them, else none; workloads (Jobs, Deployments...) get only warnings, which
+kubectl prints.
+
+TLS: with --tls-cert and --tls-key, those files (reloaded when they change: cert-manager rotation). With
+neither (the default), self-managed: a CA and a serving certificate for SERVICE.NAMESPACE.svc kept in the
+Secret --tls-secret, renewed and rotated there, and the caBundle of every webhook of the
+MutatingWebhookConfiguration --webhook-config kept set to that CA, through the API server.
 
 Flags (each also read from the environment variable shown; flags win):
   --tls-cert FILE      PEM certificate (chain)     (OSM_HEALTHCHECK_TLS_CERT)
   --tls-key FILE       PEM private key             (OSM_HEALTHCHECK_TLS_KEY)
+  --namespace NS       the webhook's namespace, self-managed TLS (OSM_HEALTHCHECK_NAMESPACE;
+                       default: the service account's ${SERVICE_ACCOUNT_DIR}/namespace)
+  --service NAME       its Service: the certificate is for NAME.NS.svc and NAME.NS.svc.cluster.local
+                       (OSM_HEALTHCHECK_WEBHOOK_SERVICE; default ${TLS_DEFAULTS.service})
+  --tls-secret NAME    the Secret it keeps (OSM_HEALTHCHECK_TLS_SECRET; default ${TLS_DEFAULTS.secret})
+  --webhook-config NAME
+                       its MutatingWebhookConfiguration (OSM_HEALTHCHECK_WEBHOOK_CONFIG; default ${TLS_DEFAULTS.webhookConfig})
+  --tls-resync SECONDS read the Secret and the caBundle this often (OSM_HEALTHCHECK_TLS_RESYNC_SECONDS;
+                       default ${TLS_DEFAULTS.resyncSeconds})
   --port PORT          HTTPS port                  (OSM_HEALTHCHECK_WEBHOOK_PORT; default ${DEFAULT_PORT})
   --host ADDRESS       bind address                (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
   --image IMAGE        image of the companion and init container
@@ -33,18 +50,13 @@ Flags (each also read from the environment variable shown; flags win):
   --sidecar-containers-gate
                        the API server runs 1.28 with the SidecarContainers feature gate on
                        (OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE=true)
-  --kube-api URL       the API server, for --native-sidecar (OSM_HEALTHCHECK_KUBE_API;
+  --kube-api URL       the API server: its version, and self-managed TLS (OSM_HEALTHCHECK_KUBE_API;
                        default https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
   --kube-ca FILE       its CA (OSM_HEALTHCHECK_KUBE_CA; default ${SERVICE_ACCOUNT_DIR}/ca.crt)
   --kube-token-file FILE
                        bearer token (OSM_HEALTHCHECK_KUBE_TOKEN_FILE; default ${SERVICE_ACCOUNT_DIR}/token)
   --log-level LEVEL    ${LOG_LEVELS.join('|')} (OSM_HEALTHCHECK_LOG_LEVEL; default info)
   --help, --version`;
-
-function required(value: string | undefined, flag: string, env: string): string {
-  if (value === undefined) throw new UsageError(`webhook needs ${flag} FILE (or env ${env})`);
-  return value;
-}
 
 function parsePort(text: string): number {
   const port = Number(text);
@@ -86,8 +98,7 @@ function parseBoolean(text: string, name: string): boolean {
 
 async function run(argv: readonly string[]): Promise<void> {
   const { values, positionals } = parseFlags('webhook', argv, {
-    'tls-cert': { type: 'string' },
-    'tls-key': { type: 'string' },
+    ...TLS_FLAGS,
     port: { type: 'string' },
     host: { type: 'string' },
     image: { type: 'string' },
@@ -101,16 +112,7 @@ async function run(argv: readonly string[]): Promise<void> {
   if (positionals.length > 0) {
     throw new UsageError(`webhook takes no arguments, got ${describeValue(positionals[0])}`);
   }
-  const certFile = required(
-    flagOrEnv(values['tls-cert'], 'OSM_HEALTHCHECK_TLS_CERT'),
-    '--tls-cert',
-    'OSM_HEALTHCHECK_TLS_CERT',
-  );
-  const keyFile = required(
-    flagOrEnv(values['tls-key'], 'OSM_HEALTHCHECK_TLS_KEY'),
-    '--tls-key',
-    'OSM_HEALTHCHECK_TLS_KEY',
-  );
+  const tls = tlsChoice(values);
   const portText = flagOrEnv(values.port, 'OSM_HEALTHCHECK_WEBHOOK_PORT');
   const port = portText === undefined ? DEFAULT_PORT : parsePort(portText);
   const image = flagOrEnv(values.image, 'OSM_HEALTHCHECK_IMAGE') ?? DEFAULT_IMAGE;
@@ -122,15 +124,13 @@ async function run(argv: readonly string[]): Promise<void> {
     values['sidecar-containers-gate'],
     'OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE',
   );
-  // Only --native-sidecar asks the API server anything.
-  const api = nativeSidecar
-    ? kubeApi(
-        values['kube-api'],
-        flagOrEnv(values['kube-ca'], 'OSM_HEALTHCHECK_KUBE_CA') ?? join(SERVICE_ACCOUNT_DIR, 'ca.crt'),
-        flagOrEnv(values['kube-token-file'], 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE') ??
-          join(SERVICE_ACCOUNT_DIR, 'token'),
-      )
-    : undefined;
+  // Asked whenever there is an API server (in a pod, or --kube-api): pods that must end need the version too.
+  const api = kubeApi(
+    values['kube-api'],
+    flagOrEnv(values['kube-ca'], 'OSM_HEALTHCHECK_KUBE_CA') ?? join(SERVICE_ACCOUNT_DIR, 'ca.crt'),
+    flagOrEnv(values['kube-token-file'], 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE') ??
+      join(SERVICE_ACCOUNT_DIR, 'token'),
+  );
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
@@ -138,14 +138,15 @@ async function run(argv: readonly string[]): Promise<void> {
 
   const log = createLogger(level);
   const webhook = await startWebhook({
-    certFile,
-    keyFile,
+    tls: await tlsSource(tls, values, api, log),
     port,
     host: flagOrEnv(values.host, 'OSM_HEALTHCHECK_HOST'),
     image,
-    ...(nativeSidecar
+    nativeSidecar,
+    // --native-sidecar without an API server keeps saying, with backoff, why it is not granted.
+    ...(nativeSidecar || api !== undefined
       ? {
-          nativeSidecar: {
+          clusterVersion: {
             sidecarGate,
             fetchVersion: () =>
               api === undefined

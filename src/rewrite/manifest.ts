@@ -29,6 +29,13 @@ export interface InjectResult {
   output: string;
   /** One line each, in document order. */
   warnings: string[];
+  /**
+   * Some pod that keeps running (restartPolicy Always) was given the companion: the one placement for the whole
+   * run (`choosePlacement`) is about those; pods that must end are decided, and warned about, one by one.
+   */
+  placedRunningPods: boolean;
+  /** Pods that must end and got the companion as a native sidecar: where and why, one line each. */
+  notes: string[];
 }
 
 /** Rewrites every workload in `source`; throws HealthcheckError (OSM_HC_MANIFEST) naming document and line. */
@@ -36,6 +43,8 @@ export function injectManifests(source: string, options: RewriteOptions, format:
   const lineCounter = new LineCounter();
   const docs = Array.from(parseAllDocuments(source, { lineCounter }));
   const warnings: string[] = [];
+  let placedRunningPods = false;
+  const notes: string[] = [];
   docs.forEach((doc, index) => {
     const where = (offset: number | undefined) =>
       `document ${index + 1}${offset === undefined ? '' : `, line ${lineCounter.linePos(offset).line}`}`;
@@ -56,7 +65,10 @@ export function injectManifests(source: string, options: RewriteOptions, format:
       });
     }
     try {
-      warnings.push(...injectDocument(doc, value, options));
+      const injected = injectDocument(doc, value, options);
+      warnings.push(...injected.warnings);
+      placedRunningPods ||= injected.placedRunningPods;
+      notes.push(...injected.notes);
     } catch (err) {
       if (!(err instanceof ManifestError)) throw err;
       // err.path runs from the document root here, so err.message names the field as the reader sees it.
@@ -65,11 +77,18 @@ export function injectManifests(source: string, options: RewriteOptions, format:
       });
     }
   });
-  return { output: format === 'yaml' ? yamlStream(docs, lineCounter) : jsonStream(docs), warnings };
+  const output = format === 'yaml' ? yamlStream(docs, lineCounter) : jsonStream(docs);
+  return { output, warnings, placedRunningPods, notes };
 }
 
-function injectDocument(doc: Document, value: unknown, options: RewriteOptions): string[] {
+function injectDocument(
+  doc: Document,
+  value: unknown,
+  options: RewriteOptions,
+): Omit<InjectResult, 'output'> {
   const warnings: string[] = [];
+  const notes: string[] = [];
+  let placedRunningPods = false;
   for (const { specPath, annotations, resource } of podTemplates(value)) {
     const spec = valueAt(value, specPath);
     let result: ReturnType<typeof rewritePodSpec>;
@@ -81,6 +100,13 @@ function injectDocument(doc: Document, value: unknown, options: RewriteOptions):
       throw new ManifestError(err.resource, [...specPath, ...err.path], err.problem, { cause: err });
     }
     warnings.push(...result.warnings);
+    const { placement } = result;
+    const { restartPolicy } = spec as PodSpec;
+    if (restartPolicy === undefined || restartPolicy === 'Always') {
+      placedRunningPods ||= placement !== undefined && placement.companion !== 'untouched';
+    } else if (placement?.companion === 'native-sidecar') {
+      notes.push(`${resource}: ${placement.reason}`);
+    }
     if (!result.changed) continue;
     syncAt(doc, specPath, result.spec, resource);
     if (Object.keys(result.annotations).length === 0) continue;
@@ -93,7 +119,7 @@ function injectDocument(doc: Document, value: unknown, options: RewriteOptions):
       resource,
     );
   }
-  return warnings;
+  return { warnings, placedRunningPods, notes };
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 import { defaultContainerAnnotations } from './default-container.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
 import { decideProbe, probeField } from './probe.js';
+import { decideCompanion, podFacts } from './run-to-completion.js';
 import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
 import type { Container, PodSpec, RewriteOptions, RewriteResult } from './types.js';
 
@@ -61,6 +62,7 @@ export function rewritePodSpec(
   });
   if (isOptedOut(annotations)) return unchanged([]);
 
+  const facts = podFacts(spec, annotations, resource);
   const next = structuredClone(spec);
   const containers = locate(next, resource);
   const previous = previousTable(containers, resource);
@@ -95,20 +97,27 @@ export function rewritePodSpec(
   const table = tableDocument(rows);
   if (isEmptyTable(table)) return unchanged(warnings);
 
+  const cluster = options.cluster ?? { state: 'unchecked' };
+  const placement = decideCompanion({ ...facts, nativeSidecar: options.nativeSidecar, cluster });
+  if (placement.companion === 'untouched') {
+    // The whole pod as it came: its probes go on as before, through the mesh.
+    return { ...unchanged(placement.warn ? [`${resource}: ${placement.reason}`] : []), placement };
+  }
   // A native sidecar's startupProbe gates every container after it: with the companion among the app
   // containers it would never start and the pod would hang, so the companion has to be a native sidecar too.
-  const native = options.nativeSidecar || sidecarsProbed.size > 0;
-  if (native && !options.nativeSidecar) {
-    warnings.push(
-      `${resource}: native sidecar ${[...sidecarsProbed].map((name) => `"${name}"`).join(', ')} has probes answered by the companion, so the companion runs as a native sidecar too`,
-    );
+  let decided = placement;
+  if (placement.companion !== 'native-sidecar' && sidecarsProbed.size > 0) {
+    const reason = `native sidecar ${[...sidecarsProbed].map((name) => `"${name}"`).join(', ')} has probes answered by the companion, so the companion runs as a native sidecar too`;
+    warnings.push(`${resource}: ${reason}`);
+    decided = { companion: 'native-sidecar', reason };
   }
+  const native = decided.companion === 'native-sidecar';
   const shutdownGraceSeconds = graceSeconds(next, resource);
   const companion = companionContainer({ image: options.image, table, native, shutdownGraceSeconds });
   const result = withCompanion(next, options.image, companion, native);
   const added = defaultContainerAnnotations(result, annotations);
   const changed = !isDeepStrictEqual(spec, result) || Object.keys(added).length > 0;
-  return { spec: result, annotations: added, table, warnings, changed };
+  return { spec: result, annotations: added, table, warnings, changed, placement: decided };
 }
 
 /** The pod's terminationGracePeriodSeconds, Kubernetes' default when unset. */

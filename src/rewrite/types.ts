@@ -2,6 +2,8 @@
 // Only the fields we touch are typed; everything else rides along untouched in the index signatures.
 
 import type { ProbeTableDocument } from '../table/types.js';
+import type { ClusterKnowledge } from './placement.js';
+import type { CompanionDecision } from './run-to-completion.js';
 
 /** A port as Kubernetes writes it: a number, or the name of one of the container's ports. */
 export type IntOrString = number | string;
@@ -57,14 +59,21 @@ export interface Container {
 export interface PodSpec {
   containers?: Container[];
   initContainers?: Container[];
+  /** Always (the default), OnFailure or Never: the last two must end, and decide where the companion goes. */
+  restartPolicy?: string;
   [field: string]: unknown;
 }
 
 export interface RewriteOptions {
   /** Image of the companion and of the init container. */
   image: string;
-  /** Run the companion as a native sidecar (an init container with `restartPolicy: Always`). */
+  /**
+   * --native-sidecar: the companion as a native sidecar (an init container with `restartPolicy: Always`) where
+   * `cluster` has them; with `cluster` unchecked, as asked.
+   */
   nativeSidecar: boolean;
+  /** What is known of the cluster; absent: unchecked (inject without --kube-version). */
+  cluster?: ClusterKnowledge;
 }
 
 export interface RewriteResult {
@@ -78,4 +87,6 @@ export interface RewriteResult {
   warnings: string[];
   /** The spec changed, or there are annotations to add. */
   changed: boolean;
+  /** Where the companion went and why; absent when there was nothing for it to answer (or the pod opted out). */
+  placement?: CompanionDecision;
 }

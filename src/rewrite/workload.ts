@@ -3,6 +3,8 @@
 
 import { describeValue } from '../errors.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
+import { isOptedOut } from './pod.js';
+import { RUN_TO_COMPLETION_ANNOTATION, readRunToCompletion } from './run-to-completion.js';
 
 export interface PodTemplateRef {
   /** From the document root to the pod spec, e.g. `['spec', 'template', 'spec']`. */
@@ -95,11 +97,11 @@ export function podTemplates(document: unknown, base: FieldPath = []): PodTempla
     const problem = `a pod ${kind === 'Pod' ? '' : 'template '}needs a spec here, got ${describeValue(template.spec)}`;
     throw new ManifestError(resource, [...base, ...specPath], problem);
   }
-  return [
-    {
-      specPath: [...base, ...specPath],
-      annotations: stringAnnotations(at(template, ['metadata', 'annotations'])),
-      resource,
-    },
-  ];
+  const annotations = stringAnnotations(at(template, ['metadata', 'annotations']));
+  const force = isOptedOut(annotations) ? { force: undefined } : readRunToCompletion(annotations);
+  if ('invalid' in force) {
+    const path = [...base, ...known.template, 'metadata', 'annotations', RUN_TO_COMPLETION_ANNOTATION];
+    throw new ManifestError(resource, path, force.invalid);
+  }
+  return [{ specPath: [...base, ...specPath], annotations, resource }];
 }

@@ -5,7 +5,7 @@ import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from '../log.js';
 import { ManifestError } from '../rewrite/manifest-error.js';
-import type { Placement } from '../rewrite/placement.js';
+import type { ClusterKnowledge } from '../rewrite/placement.js';
 import { admit } from './admit.js';
 import type { KeyPair } from './certificate.js';
 import { admissionReview, parseAdmissionReview } from './review.js';
@@ -14,11 +14,15 @@ export interface WebhookAppOptions {
   tls: Pick<KeyPair, 'cert' | 'key'>;
   /** Image of the companion and init container. */
   image: string;
-  /** Where the companion goes, asked at each admission: what is known of the cluster may change meanwhile. */
-  placement: () => Placement;
+  /** --native-sidecar: a native sidecar for every pod where the cluster has them. */
+  nativeSidecar: boolean;
+  /** What is known of the cluster, asked at each admission: it may change meanwhile. */
+  cluster: () => ClusterKnowledge;
   log: Logger;
-  /** True once listening and until shutdown starts. */
-  isReady: () => boolean;
+  /** Why /readyz answers 503 (starting, draining, no trusted certificate yet), or undefined when ready. */
+  notReady: () => string | undefined;
+  /** Stopping: every answer closes its connection, so the API server opens its next one to another replica. */
+  draining: () => boolean;
 }
 
 export const MUTATE_PATH = '/mutate';
@@ -43,7 +47,13 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     bodyLimit: LIMITS.bodyBytes,
     requestTimeout: LIMITS.requestTimeoutMs,
     keepAliveTimeout: LIMITS.keepAliveTimeoutMs,
-    return503OnClosing: true,
+    // The API server pools connections by the Service's name, not by pod, so it keeps sending admissions on a
+    // connection to a replica that is stopping. Those are answered in full (a 503 would admit the pod without
+    // its companion, failurePolicy: Ignore) and close their connection (`draining`, below).
+    return503OnClosing: false,
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (options.draining()) reply.header('connection', 'close');
   });
 
   // The API server sends application/json; Fastify's text/plain parser would hand a string to the review.
@@ -80,20 +90,14 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     const parsed = parseAdmissionReview(request.body);
     if (!parsed.ok) return rejected(reply, 400, parsed.reason);
     const { uid, namespace, operation } = parsed.request;
-    const placement = options.placement();
-    const rewrite = { image: options.image, nativeSidecar: placement.native };
-    const { response, summary, error } = admit(parsed.request, rewrite);
-    const fields = {
-      uid,
-      namespace,
-      ...summary,
-      ...(summary.result === 'patched'
-        ? { companion: placement.native ? 'native sidecar' : 'first container' }
-        : {}),
-      operation,
-      ...(response.warnings === undefined ? {} : { warnings: response.warnings }),
-      durationMs: elapsed(reply),
+    const rewrite = {
+      image: options.image,
+      nativeSidecar: options.nativeSidecar,
+      cluster: options.cluster(),
     };
+    const { response, summary, error } = admit(parsed.request, rewrite);
+    // summary.warnings: all of them, where the response may carry fewer, shortened (src/webhook/warnings.ts).
+    const fields = { uid, namespace, ...summary, operation, durationMs: elapsed(reply) };
     // One line per admission, whatever happened; the level says how much it matters.
     if (error === undefined) log.info(fields, 'admission');
     else if (error instanceof ManifestError) log.warn(fields, 'admission');
@@ -102,9 +106,10 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
   });
 
   app.get('/healthz', async (_request, reply) => text(reply, 200, 'ok'));
-  app.get('/readyz', async (_request, reply) =>
-    options.isReady() ? text(reply, 200, 'ok') : text(reply, 503, 'not ready: starting or draining'),
-  );
+  app.get('/readyz', async (_request, reply) => {
+    const why = options.notReady();
+    return why === undefined ? text(reply, 200, 'ok') : text(reply, 503, `not ready: ${why}`);
+  });
 
   // Fastify's own refusals (invalid JSON, empty or oversized body, wrong content type) say why, with its code.
   app.setErrorHandler((err: FastifyError, _request, reply) => {

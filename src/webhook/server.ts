@@ -1,66 +1,84 @@
-// The running webhook: loads the certificate, binds the HTTPS app, and swaps in a rotated certificate through
-// the TLS server's setSecureContext, so new connections get the new pair and open ones keep theirs.
+// The running webhook: binds the HTTPS app with the certificate its TLS source gives (files or self-managed), and
+// swaps in a new one through the TLS server's setSecureContext, so new connections get it and open ones keep theirs.
 
 import { HealthcheckError } from '../errors.js';
 import type { KubeVersion } from '../kube-version.js';
 import type { Logger } from '../log.js';
-import { choosePlacement } from '../rewrite/placement.js';
 import { buildWebhookApp, type WebhookApp } from './app.js';
-import { type KeyPair, loadKeyPair, watchKeyPair } from './certificate.js';
+import type { KeyPair } from './certificate.js';
 import { type Backoff, learnClusterVersion } from './cluster-version.js';
+import type { TlsKeeper, TlsSource } from './tls-source.js';
 
 export interface WebhookOptions {
-  certFile: string;
-  keyFile: string;
+  tls: TlsSource;
   port: number;
   /** Bind address; default `::` (dual stack), or 0.0.0.0 where IPv6 is off. */
   host?: string | undefined;
   /** Image of the companion and init container it adds. */
   image: string;
+  /** --native-sidecar: the companion as a native sidecar where the cluster has them. */
+  nativeSidecar?: boolean;
   /**
-   * --native-sidecar: the companion as a native sidecar where the cluster has them, learnt from the API server.
-   * Absent: always first among the containers, with its postStart hook.
+   * Where the cluster's version comes from (the API server's GET /version), for --native-sidecar and for pods
+   * that must end (Jobs: a native sidecar or nothing). Absent: the version is not known.
    */
-  nativeSidecar?: { sidecarGate: boolean; fetchVersion: () => Promise<KubeVersion>; backoff?: Backoff };
+  clusterVersion?: { sidecarGate: boolean; fetchVersion: () => Promise<KubeVersion>; backoff?: Backoff };
   log: Logger;
-  reload?: { debounceMs: number; pollMs: number };
+  /** On close, how long open connections get to carry a last admission (answered, then closed); default 5 s. */
+  drainMs?: number;
 }
 
 export interface RunningWebhook {
   port: number;
   /** The certificate being served now. */
   keyPair(): KeyPair;
-  /** /readyz turns 503, then in-flight admissions finish and the listener closes. */
+  /**
+   * /readyz turns 503 and every answer closes its connection; once no connection is open (or `drainMs` has
+   * passed) the listener closes, idle connections are cut, and admissions in flight finish.
+   */
   close(): Promise<void>;
 }
 
-const RELOAD = { debounceMs: 500, pollMs: 10_000 };
+// The Deployment's preStop sleep (10 s) keeps a stopping replica serving while its endpoint leaves the Service;
+// this drain then covers the API server's pooled connections. Both fit its 30 s grace with the 10 s request limit.
+const DRAIN_MS = 5_000;
 
 export async function startWebhook(options: WebhookOptions): Promise<RunningWebhook> {
   const { log } = options;
-  let pair = await loadKeyPair(options.certFile, options.keyFile);
+  let pair = options.tls.initial;
+  let keeper: TlsKeeper | undefined;
   let listening = false;
   let draining = false;
-  const { nativeSidecar } = options;
-  // Asked for while the webhook starts, never awaited: admissions go on meanwhile, the companion placed first.
+  const { clusterVersion } = options;
+  const nativeSidecar = options.nativeSidecar ?? false;
+  // Asked for while the webhook starts, never awaited: admissions go on meanwhile, as for an unknown version.
   const cluster =
-    nativeSidecar === undefined
+    clusterVersion === undefined
       ? undefined
       : learnClusterVersion({
-          fetch: nativeSidecar.fetchVersion,
-          sidecarGate: nativeSidecar.sidecarGate,
+          fetch: clusterVersion.fetchVersion,
+          sidecarGate: clusterVersion.sidecarGate,
           log,
-          ...(nativeSidecar.backoff === undefined ? {} : { backoff: nativeSidecar.backoff }),
+          ...(clusterVersion.backoff === undefined ? {} : { backoff: clusterVersion.backoff }),
         });
   const app = buildWebhookApp({
     tls: pair,
     image: options.image,
-    placement: () =>
-      cluster === undefined
-        ? choosePlacement(false, { state: 'unchecked' })
-        : choosePlacement(true, cluster.knowledge()),
+    nativeSidecar,
+    cluster: () => cluster?.knowledge() ?? { state: 'unknown', why: 'no API server to ask' },
     log,
-    isReady: () => listening && !draining,
+    notReady: () =>
+      !listening || keeper === undefined ? 'starting' : draining ? 'draining' : keeper.notReady(),
+    draining: () => draining,
+  });
+  const connections = new Set<object>();
+  let drained: (() => void) | undefined;
+  app.server.on('connection', (socket) => {
+    connections.add(socket);
+    socket.once('close', () => {
+      connections.delete(socket);
+      if (connections.size === 0) drained?.();
+    });
   });
   const port = await listen(app, options.port, options.host).catch(async (err) => {
     cluster?.close();
@@ -70,31 +88,17 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     });
   });
   listening = true;
-  const watcher = await watchKeyPair({
-    certFile: options.certFile,
-    keyFile: options.keyFile,
-    current: pair,
-    ...(options.reload ?? RELOAD),
-    onReload(next) {
-      app.server.setSecureContext({ cert: next.cert, key: next.key, minVersion: 'TLSv1.2' });
-      pair = next;
-      log.info({ fingerprint: next.fingerprint, notAfter: next.notAfter }, 'certificate reloaded');
-    },
-    onError(err) {
-      log.error(
-        { err: err.message, fingerprint: pair.fingerprint },
-        'new certificate not loaded; still serving the previous one',
-      );
-    },
+  keeper = await options.tls.start((next) => {
+    app.server.setSecureContext({ cert: next.cert, key: next.key, minVersion: 'TLSv1.2' });
+    pair = next;
   });
   log.info(
     {
       port,
-      fingerprint: pair.fingerprint,
-      notAfter: pair.notAfter,
+      ...options.tls.describe,
       image: options.image,
-      nativeSidecar: nativeSidecar !== undefined,
-      ...(nativeSidecar === undefined ? {} : { sidecarContainersGate: nativeSidecar.sidecarGate }),
+      nativeSidecar,
+      ...(clusterVersion === undefined ? {} : { sidecarContainersGate: clusterVersion.sidecarGate }),
     },
     'webhook serving',
   );
@@ -103,8 +107,14 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     keyPair: () => pair,
     async close() {
       draining = true;
-      watcher.close();
+      keeper?.close();
       cluster?.close();
+      if (connections.size > 0) {
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+          setTimeout(resolve, options.drainMs ?? DRAIN_MS).unref();
+        });
+      }
       await app.close();
     },
   };

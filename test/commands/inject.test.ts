@@ -29,11 +29,21 @@ describe('osm-healthcheck inject', () => {
   });
 
   it('reads a file with -f, and "-f -" means stdin', async () => {
-    const fromFile = await inject(['-f', `${FIXTURES}cronjob.yaml`]);
-    const fromStdin = await inject(['-f', '-'], fixture('cronjob.yaml'));
+    // A CronJob, whose pods must end: a native sidecar at 1.33 (test/rewrite/golden.test.ts OPTIONS).
+    const fromFile = await inject(['-f', `${FIXTURES}cronjob.yaml`, '--kube-version', '1.33']);
+    const fromStdin = await inject(['-f', '-', '--kube-version', '1.33'], fixture('cronjob.yaml'));
     expect(fromFile.exitCode).toBe(0);
     expect(fromFile.stdout).toBe(fixture('cronjob.injected.yaml').trimEnd());
     expect(fromStdin.stdout).toBe(fromFile.stdout);
+  });
+
+  it('a Job without --kube-version: left untouched, and stderr says why and what to do', async () => {
+    const result = await inject(['-f', `${FIXTURES}job.yaml`]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe(fixture('job.yaml').trimEnd());
+    expect(result.stderr).toBe(
+      'warning: Job/report: restartPolicy Never: left untouched, as the Kubernetes version is not known: pass --kube-version or --native-sidecar, or annotate osm-healthcheck/run-to-completion: native-sidecar',
+    );
   });
 
   it('prints warnings to stderr, one line each, and still writes the manifest', async () => {
@@ -66,13 +76,13 @@ describe('osm-healthcheck inject', () => {
       name: '--native-sidecar --kube-version 1.26: refused by that version, so first',
       args: ['--native-sidecar', '--kube-version', '1.26'],
       native: false,
-      stderr: /^note: .*, not a native sidecar: Kubernetes 1\.26 has no native sidecars/,
+      stderr: /^warning: .*, not a native sidecar: Kubernetes 1\.26 has no native sidecars/,
     },
     {
       name: '--native-sidecar --kube-version v1.28.3-eks-4f4795d, no gate: first',
       args: ['--native-sidecar', '--kube-version', 'v1.28.3-eks-4f4795d'],
       native: false,
-      stderr: /^note: .*Kubernetes 1\.28 has native sidecars only with the SidecarContainers feature gate/,
+      stderr: /^warning: .*Kubernetes 1\.28 has native sidecars only with the SidecarContainers feature gate/,
     },
     {
       name: '--native-sidecar --kube-version 1.28 --sidecar-containers-gate',
@@ -105,6 +115,39 @@ describe('osm-healthcheck inject', () => {
       native ? ['osm-healthcheck-init', 'osm-healthcheck'] : ['osm-healthcheck-init'],
     );
     expect(names(spec.containers)).toEqual(native ? ['shop'] : ['osm-healthcheck', 'shop']);
+  });
+
+  it.each([
+    {
+      name: 'a Job at 1.29: its own note, not the placement of pods that keep running',
+      args: ['--kube-version', '1.29'],
+      files: ['job.yaml'],
+      stderr: [
+        'note: Job/report: restartPolicy Never: the companion is a native sidecar, which kubelet stops once the containers end: Kubernetes 1.29 has them',
+      ],
+    },
+    {
+      name: 'a Job at 1.26: only the warning that it is left untouched',
+      args: ['--kube-version', '1.26'],
+      files: ['job.yaml'],
+      stderr: [
+        'warning: Job/report: restartPolicy Never: left untouched, as Kubernetes 1.26 has no native sidecars (a companion container would never let the pod complete)',
+      ],
+    },
+    {
+      name: 'a Deployment and a Job at 1.26: the placement note for the Deployment, the warning for the Job',
+      args: ['--kube-version', '1.26'],
+      files: ['deployment.yaml', 'job.yaml'],
+      stderr: [
+        'note: the companion goes first among the containers, with a postStart hook that waits for it: Kubernetes 1.26 has no native sidecars (they need Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate)',
+        'warning: Job/report: restartPolicy Never: left untouched, as Kubernetes 1.26 has no native sidecars (a companion container would never let the pod complete)',
+      ],
+    },
+  ])('what stderr says for pods that must end: $name', async ({ args, files, stderr }) => {
+    const input = files.map((file) => fixture(file)).join('\n---\n');
+    const result = await inject(args, input);
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr.split('\n')).toEqual(stderr);
   });
 
   it('-o json prints JSON', async () => {

@@ -31,6 +31,8 @@ export interface ContainerSpec {
   securityContext: SecurityContext;
   /** `lifecycle.postStart.exec.command`: kubelet runs it to its end before it starts the next container. */
   postStart: string[] | undefined;
+  /** `Always` on an init container: a native sidecar, which runs alongside the containers (KEP-753). */
+  restartPolicy: string | undefined;
   probes: ProbeSpec[];
 }
 
@@ -87,6 +89,7 @@ function readContainer(c: Json): ContainerSpec {
     env: list(c.env) as unknown as EnvVar[],
     securityContext: object(c.securityContext) as SecurityContext,
     postStart: readPostStart(object(c.lifecycle).postStart, name),
+    restartPolicy: typeof c.restartPolicy === 'string' ? c.restartPolicy : undefined,
     probes,
   };
 }

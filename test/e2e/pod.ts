@@ -59,12 +59,12 @@ const IMAGE_ENV = [
 const START_TIMEOUT_MS = 15_000;
 
 /** The container's process: `env -i <image env> <container env> [setpriv ...] node dist/cli.mjs <args>`. */
-function cliArgv(c: ContainerSpec, podIp: string): string[] {
+export function cliArgv(c: ContainerSpec, podIp: string): string[] {
   return [...containerPrefix(c, podIp), process.execPath, CLI, ...c.args];
 }
 
 /** An exec hook runs in the container: its env and privileges, the command as given (no entrypoint). */
-function hookArgv(c: ContainerSpec, command: readonly string[], podIp: string): string[] {
+export function hookArgv(c: ContainerSpec, command: readonly string[], podIp: string): string[] {
   if (!IMAGE_CLI.every((word, i) => command[i] === word)) {
     throw new Error(
       `${c.name}: only hooks that run ${IMAGE_CLI.join(' ')} can be played, got ${command.join(' ')}`,

@@ -4,21 +4,10 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-
-/** The path of an executable on PATH, if there is one. */
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    const file = join(dir, name);
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {}
-  }
-  return undefined;
-}
+import { join } from 'node:path';
+import { onPath } from './on-path.js';
 
 export const PROMETHEUS_BIN = onPath('prometheus');
 export const PROMTOOL_BIN = onPath('promtool');

@@ -2,7 +2,8 @@
 // x.injected.yaml byte for byte, injects to itself again, carries a table serve accepts that matches the
 // rewritten probes, and starts the companion before every container it answers for, with kubectl's default
 // container on an app container. An earlier release's output (test/fixtures/inject/earlier/: the companion
-// last, or first without kubectl's default container) injects to today's. UPDATE_GOLDEN=1 npx vitest run
+// last, or first without kubectl's default container) injects to today's. A VERSIONED input injects once per
+// cluster version to x@<version>.injected.yaml, its warnings in x.warnings.json. UPDATE_GOLDEN=1 npx vitest run
 // test/rewrite/golden.test.ts rewrites the expected files.
 
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME, WAIT_COMMAND } from '../../src/rewrite/companion.js';
 import { DEFAULT_CONTAINER_ANNOTATION } from '../../src/rewrite/default-container.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
+import type { ClusterKnowledge } from '../../src/rewrite/placement.js';
 import type { Container, PodSpec, RewriteOptions } from '../../src/rewrite/types.js';
 import { podTemplates } from '../../src/rewrite/workload.js';
 import {
@@ -30,9 +32,30 @@ import { parseProbeTable } from '../../src/table/parse.js';
 const DIR = fileURLToPath(new URL('../fixtures/inject/', import.meta.url));
 const EARLIER = join(DIR, 'earlier');
 
+const known = (minor: number, sidecarGate = false): ClusterKnowledge => ({
+  state: 'known',
+  version: { major: 1, minor },
+  sidecarGate,
+});
+
 const OPTIONS: Record<string, Partial<RewriteOptions>> = {
   'native-sidecar-flag': { nativeSidecar: true, image: 'registry.example.com/osm-healthcheck:0.1.0' },
+  // Pods that must end get the companion as a native sidecar where the cluster has them.
+  job: { cluster: known(29) },
+  cronjob: { cluster: known(33) },
 };
+
+/** Inputs injected once per cluster version; `unknown` is inject without --kube-version. */
+const VERSIONS: Record<string, Partial<RewriteOptions>> = {
+  '1.26': { cluster: known(26) },
+  '1.28': { cluster: known(28) },
+  '1.28+gate': { cluster: known(28, true) },
+  '1.29': { cluster: known(29) },
+  '1.33': { cluster: known(33) },
+  unknown: {},
+  'unknown+native-sidecar': { nativeSidecar: true },
+};
+const VERSIONED = ['run-to-completion'];
 
 const WARNINGS: Record<string, string[]> = {
   'host-set': [
@@ -49,9 +72,12 @@ const WARNINGS: Record<string, string[]> = {
 
 const ORIGINAL_PORT_HEADERS = [TCP_PORT_HEADER, HTTP_PORT_HEADER];
 
-const cases = readdirSync(DIR)
-  .filter((file) => /\.(yaml|json)$/.test(file) && !file.includes('.injected.'))
-  .sort()
+const sources = readdirSync(DIR)
+  .filter((file) => /\.(yaml|json)$/.test(file) && !/\.(injected|warnings)\./.test(file))
+  .sort();
+
+const plain = sources
+  .filter((file) => !VERSIONED.includes(file.replace(/\.(yaml|json)$/, '')))
   .map((file) => {
     const base = file.replace(/\.(yaml|json)$/, '');
     return {
@@ -60,26 +86,54 @@ const cases = readdirSync(DIR)
       golden: join(DIR, `${base}.injected.yaml`),
       options: { image: DEFAULT_IMAGE, nativeSidecar: false, ...OPTIONS[base] },
       warnings: WARNINGS[base] ?? [],
+      warningsFile: undefined as string | undefined,
+      version: undefined as string | undefined,
     };
   });
+
+const versioned = VERSIONED.flatMap((base) => {
+  const warningsFile = join(DIR, `${base}.warnings.json`);
+  const expected = JSON.parse(read(warningsFile)) as Record<string, string[]>;
+  return Object.entries(VERSIONS).map(([version, options]) => ({
+    name: `${base}.yaml at ${version}`,
+    source: join(DIR, `${base}.yaml`),
+    golden: join(DIR, `${base}@${version}.injected.yaml`),
+    options: { image: DEFAULT_IMAGE, nativeSidecar: false, ...options },
+    warnings: expected[version] ?? [],
+    warningsFile: warningsFile as string | undefined,
+    version: version as string | undefined,
+  }));
+});
+
+const cases = [...plain, ...versioned];
+const updated: Record<string, Record<string, string[]>> = {};
 
 function read(path: string): string {
   return readFileSync(path, 'utf8');
 }
 
 describe('inject golden files', () => {
-  it.each(cases)('$name', ({ source, golden, options, warnings }) => {
+  it.each(cases)('$name', ({ source, golden, options, warnings, warningsFile, version }) => {
     const result = injectManifests(read(source), options, 'yaml');
-    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, result.output);
+    if (process.env.UPDATE_GOLDEN === '1') {
+      writeFileSync(golden, result.output);
+      if (warningsFile !== undefined && version !== undefined) {
+        updated[warningsFile] = { ...updated[warningsFile], [version]: result.warnings };
+        writeFileSync(warningsFile, `${JSON.stringify(updated[warningsFile], null, 2)}\n`);
+        return;
+      }
+    }
     expect(result.output).toBe(read(golden));
     expect(result.warnings).toEqual(warnings);
   });
 });
 
-describe('inject is idempotent: inject(inject(x)) == inject(x)', () => {
-  it.each(cases)('$name', ({ golden, options }) => {
+describe('inject is idempotent: inject(inject(x)) == inject(x), with the same warnings', () => {
+  it.each(cases)('$name', ({ golden, options, warnings }) => {
     const once = read(golden);
-    expect(injectManifests(once, options, 'yaml').output).toBe(once);
+    const again = injectManifests(once, options, 'yaml');
+    expect(again.output).toBe(once);
+    expect(again.warnings).toEqual(warnings);
   });
 });
 

@@ -32,7 +32,12 @@ describe('injectManifests output', () => {
   });
 
   it('an empty input gives an empty output', () => {
-    expect(injectManifests('', OPTIONS, 'yaml')).toEqual({ output: '', warnings: [] });
+    expect(injectManifests('', OPTIONS, 'yaml')).toEqual({
+      output: '',
+      warnings: [],
+      placedRunningPods: false,
+      notes: [],
+    });
   });
 
   it('-o json: one document gives one object', () => {

@@ -10,10 +10,13 @@ import jsonpatch, { type Operation } from 'fast-json-patch';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseKubeVersion } from '../../src/kube-version.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
+import type { ClusterKnowledge } from '../../src/rewrite/placement.js';
 import type { PodSpec } from '../../src/rewrite/types.js';
+import { WARNING_PREFIX } from '../../src/webhook/admit.js';
 import { BACKOFF, retryDelay } from '../../src/webhook/cluster-version.js';
 import { fetchVersion, inClusterUrl } from '../../src/webhook/kube-api.js';
 import type { AdmissionResponse } from '../../src/webhook/review.js';
+import { admissionWarnings } from '../../src/webhook/warnings.js';
 import {
   apiServerRefusals,
   startVersionStandin,
@@ -55,31 +58,62 @@ async function webhookFor(
   api: { url: string; caFile: string; tokenFile: string },
   sidecarGate = false,
   timeoutMs = 1000,
+  nativeSidecar = true,
 ): Promise<Harness> {
   const harness = await startHarness({
-    nativeSidecar: { sidecarGate, fetchVersion: () => fetchVersion(api, timeoutMs), backoff: FAST },
+    nativeSidecar,
+    clusterVersion: { sidecarGate, fetchVersion: () => fetchVersion(api, timeoutMs), backoff: FAST },
   });
   cleanups.push(() => harness.close());
   return harness;
 }
 
-async function patchedPod(harness: Harness, uid: string): Promise<Pod> {
-  const answer = await harness.post({ ...review, request: { ...review.request, uid } });
-  expect(answer.status, answer.body).toBe(200);
-  const response = (JSON.parse(answer.body) as { response: AdmissionResponse }).response;
+async function admitted(harness: Harness, pod: Pod, uid: string): Promise<AdmissionResponse> {
+  const reply = await harness.post({ ...review, request: { ...review.request, uid, object: pod } });
+  expect(reply.status, reply.body).toBe(200);
+  const response = (JSON.parse(reply.body) as { response: AdmissionResponse }).response;
   expect(response.allowed).toBe(true);
-  const ops = JSON.parse(Buffer.from(response.patch ?? '', 'base64').toString('utf8')) as Operation[];
-  return jsonpatch.applyPatch(structuredClone(review.request.object), ops, true, false).newDocument;
+  return response;
+}
+
+function applied(pod: Pod, response: AdmissionResponse): Pod {
+  if (response.patch === undefined) return pod;
+  const ops = JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as Operation[];
+  return jsonpatch.applyPatch(structuredClone(pod), ops, true, false).newDocument;
+}
+
+async function patchedPod(harness: Harness, uid: string, pod: Pod = review.request.object): Promise<Pod> {
+  return applied(pod, await admitted(harness, pod, uid));
+}
+
+/** `inject --kube-version` (or without, `unknown`) of the pod, with the webhook's prefix on its warnings. */
+function injectedWith(
+  pod: Pod,
+  cluster: ClusterKnowledge,
+  nativeSidecar = true,
+): { pod: Pod; warnings: string[] } {
+  const { output, warnings } = injectManifests(
+    JSON.stringify(pod),
+    { ...REWRITE, nativeSidecar, cluster },
+    'json',
+  );
+  // The response carries them shaped to the API server's limits (src/webhook/warnings.ts).
+  return { pod: JSON.parse(output) as Pod, warnings: admissionWarnings(warnings, WARNING_PREFIX) };
 }
 
 function injected(nativeSidecar: boolean): Pod {
-  const { output } = injectManifests(
-    JSON.stringify(review.request.object),
-    { ...REWRITE, nativeSidecar },
-    'json',
-  );
-  return JSON.parse(output) as Pod;
+  const cluster: ClusterKnowledge = nativeSidecar
+    ? { state: 'known', version: { major: 1, minor: 29 }, sidecarGate: false }
+    : { state: 'unknown', why: 'x' };
+  return injectedWith(review.request.object, cluster).pod;
 }
+
+/** A Job's pod: restartPolicy Never. */
+const jobPod = (
+  JSON.parse(readFileSync(new URL('../fixtures/webhook/job-pod.json', import.meta.url), 'utf8')) as {
+    request: { object: Pod };
+  }
+).request.object;
 
 describe('the webhook with --native-sidecar, per cluster version', () => {
   it.each([
@@ -111,6 +145,19 @@ describe('the webhook with --native-sidecar, per cluster version', () => {
     expect(line).toMatchObject({
       result: 'patched',
       companion: native ? 'native sidecar' : 'first container',
+    });
+    // A Job's pod: a native sidecar where the version has them, else untouched; exactly as inject decides it,
+    // warnings and all, and one that version's API server accepts.
+    const cluster: ClusterKnowledge = { state: 'known', version, sidecarGate: gate };
+    const uid = `job-${answer.version.minor}-${gate}`;
+    const jobAnswer = await admitted(harness, jobPod, uid);
+    const expected = injectedWith(jobPod, cluster);
+    expect(applied(jobPod, jobAnswer)).toEqual(expected.pod);
+    expect(jobAnswer.warnings ?? []).toEqual(expected.warnings);
+    expect(jobAnswer.patch === undefined).toBe(!native);
+    expect(apiServerRefusals(applied(jobPod, jobAnswer).spec as PodSpec, version, gate)).toEqual([]);
+    expect(await harness.logLine((l) => l.uid === uid)).toMatchObject({
+      companion: native ? 'native sidecar' : 'untouched',
     });
     expect(api.requests()).toBe(1);
   });
@@ -155,7 +202,44 @@ describe('the webhook with --native-sidecar, per cluster version', () => {
     await expect.poll(() => api.requests()).toBe(1);
   });
 
-  it('without --native-sidecar it asks nothing and the companion goes first', async () => {
+  it('an API server it cannot reach: a Job pod untouched, the warning saying why', async () => {
+    const port = await closedPort();
+    const cert = makeTestCert();
+    cleanups.push(async () => cert.cleanup());
+    const harness = await webhookFor({
+      url: `https://127.0.0.1:${port}`,
+      caFile: cert.certFile,
+      tokenFile: tokenFile('any'),
+    });
+    const failed = await harness.logLine((l) => String(l.msg).startsWith('kubernetes version not known'));
+    const response = await admitted(harness, jobPod, 'job-unreachable');
+    expect(response.patch).toBeUndefined();
+    const expected = injectedWith(jobPod, { state: 'unknown', why: String(failed.err) });
+    expect(response.warnings).toEqual(expected.warnings);
+    expect(response.warnings?.[0]).toMatch(
+      /^osm-healthcheck: Pod\/report-\*: restartPolicy Never: left untouched, as the Kubernetes version is not known \(GET https:\/\/127\.0\.0\.1:\d+\/version: connect ECONNREFUSED/,
+    );
+  });
+
+  it('without --native-sidecar it still learns the version, for pods that must end', async () => {
+    const api = await standin(versionBody('30'));
+    const harness = await webhookFor(api, false, 1000, false);
+    await harness.logLine((l) => l.msg === 'kubernetes version learnt');
+    const cluster: ClusterKnowledge = {
+      state: 'known',
+      version: { major: 1, minor: 30 },
+      sidecarGate: false,
+    };
+    // Pods that run on get the companion first, as before; a Job's pod a native sidecar.
+    expect(await patchedPod(harness, 'plain')).toEqual(
+      injectedWith(review.request.object, cluster, false).pod,
+    );
+    expect(await patchedPod(harness, 'job', jobPod)).toEqual(injectedWith(jobPod, cluster, false).pod);
+    const spec = (await patchedPod(harness, 'job-2', jobPod)).spec as PodSpec;
+    expect(spec.initContainers?.[1]).toMatchObject({ name: 'osm-healthcheck', restartPolicy: 'Always' });
+  });
+
+  it('with no API server to ask it asks nothing, and the companion goes first', async () => {
     const harness = await startHarness();
     cleanups.push(() => harness.close());
     expect(await patchedPod(harness, 'plain')).toEqual(injected(false));

@@ -3,37 +3,11 @@
 
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { describe, expect, it } from 'vitest';
+import { postAdmission } from '../helpers/admission-post.js';
 import { startVersionStandin, versionBody } from '../helpers/api-server.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { makeTestCert } from '../helpers/tls.js';
-
-function post(port: number, ca: string, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/mutate',
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        ca,
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          text += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 describe('webhook', () => {
   it('serves from env settings, learns the version, logs each admission, and stops cleanly on SIGTERM', async () => {
@@ -61,7 +35,7 @@ describe('webhook', () => {
       });
       await expect.poll(output).toContain('"msg":"kubernetes version learnt"');
       const body = readFileSync(new URL('../fixtures/webhook/tcp-socket.json', import.meta.url), 'utf8');
-      const answer = await post(line.port as number, cert.cert, body);
+      const answer = await postAdmission({ port: line.port as number, ca: cert.cert, body });
       expect(answer.status).toBe(200);
       const patch = JSON.parse(
         Buffer.from(JSON.parse(answer.body).response.patch, 'base64').toString('utf8'),
@@ -108,7 +82,7 @@ describe('webhook', () => {
     try {
       await expect.poll(output).toContain('kubernetes version not known');
       const body = readFileSync(new URL('../fixtures/webhook/tcp-socket.json', import.meta.url), 'utf8');
-      const answer = await post(line.port as number, cert.cert, body);
+      const answer = await postAdmission({ port: line.port as number, ca: cert.cert, body });
       const patch = JSON.parse(
         Buffer.from(JSON.parse(answer.body).response.patch, 'base64').toString('utf8'),
       ) as { path: string; value: unknown }[];
@@ -126,12 +100,42 @@ describe('webhook', () => {
 
   it.each([
     {
-      name: 'no certificate',
+      name: 'self-managed TLS outside a cluster',
       args: [],
       code: 2,
-      message: 'webhook needs --tls-cert FILE (or env OSM_HEALTHCHECK_TLS_CERT) [OSM_HC_USAGE]',
+      message:
+        'self-managed TLS (no --tls-cert/--tls-key) needs the API server: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given [OSM_HC_USAGE]',
     },
-    { name: 'no key', args: ['--tls-cert', 'c.pem'], code: 2, message: 'webhook needs --tls-key FILE' },
+    {
+      name: 'a certificate without its key',
+      args: ['--tls-cert', 'c.pem'],
+      code: 2,
+      message: 'webhook got --tls-cert without --tls-key: give both (certificate files) or neither',
+    },
+    {
+      name: 'a key without its certificate',
+      args: ['--tls-key', 'k.pem'],
+      code: 2,
+      message: 'webhook got --tls-key without --tls-cert',
+    },
+    {
+      name: 'a namespace that is no DNS label',
+      args: ['--kube-api', 'https://127.0.0.1:1', '--namespace', 'Kube_System'],
+      code: 2,
+      message: '--namespace must be a Kubernetes DNS label, got "Kube_System"',
+    },
+    {
+      name: 'a Secret name that is no object name',
+      args: ['--kube-api', 'https://127.0.0.1:1', '--namespace', 'ns', '--tls-secret', 'tls/secret'],
+      code: 2,
+      message: '--tls-secret must be a Kubernetes object name, got "tls/secret"',
+    },
+    {
+      name: 'a resync of zero seconds',
+      args: ['--kube-api', 'https://127.0.0.1:1', '--namespace', 'ns', '--tls-resync', '0'],
+      code: 2,
+      message: '--tls-resync must be whole seconds 1-86400, got "0"',
+    },
     {
       name: 'a bad port',
       args: ['--tls-cert', 'c', '--tls-key', 'k', '--port', 'https'],
@@ -159,7 +163,12 @@ describe('webhook', () => {
     },
   ])('refuses $name', async ({ args, code, message }) => {
     const exit = await runCli(['webhook', ...args], {
-      env: { OSM_HEALTHCHECK_TLS_CERT: '', OSM_HEALTHCHECK_TLS_KEY: '' },
+      env: {
+        OSM_HEALTHCHECK_TLS_CERT: '',
+        OSM_HEALTHCHECK_TLS_KEY: '',
+        KUBERNETES_SERVICE_HOST: '',
+        OSM_HEALTHCHECK_KUBE_API: '',
+      },
     });
     expect(exit.code).toBe(code);
     expect(exit.stderr).toContain(message);
@@ -171,6 +180,11 @@ describe('webhook', () => {
     for (const flag of [
       '--tls-cert',
       '--tls-key',
+      '--namespace',
+      '--service',
+      '--tls-secret',
+      '--webhook-config',
+      '--tls-resync',
       '--port',
       '--image',
       '--native-sidecar',

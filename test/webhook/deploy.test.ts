@@ -1,116 +1,131 @@
-// deploy/webhook: the manifests parse, and their names, selectors, ports and paths line up with each other and
-// with what the webhook serves.
+// deploy/webhook as written: its names, selectors, ports and paths line up with each other and with what the
+// webhook serves, and it needs nothing but the built-in API (no CRD). test/deploy/kustomize.test.ts renders it.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import pkg from '../../package.json' with { type: 'json' };
 import { MUTATE_PATH } from '../../src/webhook/app.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: parsed manifests, walked by the field names Kubernetes defines
-type Json = Record<string, any>;
-
-const DIR = new URL('../../deploy/webhook/', import.meta.url);
-const files = readdirSync(DIR).filter((file) => file.endsWith('.yaml'));
-const objects: Json[] = files
-  .filter((file) => file !== 'kustomization.yaml')
-  .flatMap((file) =>
-    parseAllDocuments(readFileSync(new URL(file, DIR), 'utf8')).map((doc) => {
-      expect(doc.errors, file).toEqual([]);
-      return doc.toJS() as Json;
-    }),
-  );
-
-function one(kind: string, name?: string): Json {
-  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
-  expect(found, `${kind} ${name ?? ''}`).toHaveLength(1);
-  return found[0] as Json;
-}
-
-/** A Kubernetes label selector (matchLabels and matchExpressions) applied to a set of labels. */
-function matches(selector: Json, labels: Record<string, string>): boolean {
-  const byLabel = Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value);
-  const byExpression = (selector.matchExpressions ?? []).every((e: Json) => {
-    const has = Object.hasOwn(labels, e.key);
-    switch (e.operator) {
-      case 'In':
-        return has && e.values.includes(labels[e.key]);
-      case 'NotIn':
-        return !has || !e.values.includes(labels[e.key]);
-      case 'Exists':
-        return has;
-      case 'DoesNotExist':
-        return !has;
-      default:
-        throw new Error(`unknown operator ${e.operator}`);
-    }
-  });
-  return byLabel && byExpression;
-}
+import type { Manifest } from '../helpers/kustomize.js';
+import { CONTRACT, DIR, flag, kustomization, matches, objects, one } from './deploy-manifests.js';
 
 const namespace = one('Namespace').metadata.name as string;
 const deployment = one('Deployment');
 const pod = deployment.spec.template;
 const container = pod.spec.containers[0];
 const args = container.args as string[];
-const flag = (name: string) => args[args.indexOf(name) + 1];
+const env = (name: string) => container.env.find((e: Manifest) => e.name === name);
 const service = one('Service');
 const webhookConfig = one('MutatingWebhookConfiguration');
 const webhook = webhookConfig.webhooks[0];
-const serving = one('Certificate', 'osm-healthcheck-webhook');
+
+/** The API groups every cluster serves: the base must need no CRD (cert-manager is an opt-in component). */
+const BUILT_IN = [
+  'v1',
+  'apps/v1',
+  'policy/v1',
+  'rbac.authorization.k8s.io/v1',
+  'admissionregistration.k8s.io/v1',
+];
 
 describe('deploy/webhook', () => {
-  it('kustomization lists every manifest; every namespaced object is in the webhook namespace', () => {
-    const kustomization = parseAllDocuments(
-      readFileSync(new URL('kustomization.yaml', DIR), 'utf8'),
-    )[0]?.toJS();
-    expect([...kustomization.resources].sort()).toEqual(
-      files.filter((f) => f !== 'kustomization.yaml').sort(),
-    );
+  it('kustomization lists every manifest beside it; every namespaced object is in the webhook namespace', () => {
+    const yaml = readdirSync(DIR).filter((file) => file.endsWith('.yaml'));
+    expect(
+      [...kustomization.resources, ...kustomization.configurations, 'kustomization.yaml'].sort(),
+    ).toEqual(yaml.sort());
     for (const o of objects) {
-      if (o.kind === 'Namespace' || o.kind === 'MutatingWebhookConfiguration') continue;
-      expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe(namespace);
+      if (
+        ['Namespace', 'MutatingWebhookConfiguration', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind)
+      ) {
+        expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBeUndefined();
+      } else expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe(namespace);
     }
   });
 
-  it('Deployment: two replicas, the webhook command with the certificate from the secret, probes on HTTPS', () => {
+  it('needs no CRD: only built-in kinds', () => {
+    for (const o of objects) expect(BUILT_IN, `${o.kind}/${o.metadata.name}`).toContain(o.apiVersion);
+  });
+
+  it('the image is set once, by images: in the kustomization, for the webhook and what it injects', () => {
+    expect(kustomization.images).toEqual([{ name: 'osm-healthcheck', newTag: pkg.version }]);
+    expect(container.image).toBe('osm-healthcheck');
+    expect(env('OSM_HEALTHCHECK_IMAGE')).toEqual({ name: 'OSM_HEALTHCHECK_IMAGE', value: 'osm-healthcheck' });
+    expect(args).not.toContain('--image');
+  });
+
+  it('Deployment: two replicas, self-managed TLS under the names RBAC grants, probes on HTTPS', () => {
     expect(deployment.spec.replicas).toBe(2);
+    expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
     expect(matches(deployment.spec.selector, pod.metadata.labels)).toBe(true);
     expect(args[0]).toBe('webhook');
-    expect(container.image).toBe(`osm-healthcheck:${pkg.version}`);
-    expect(flag('--image')).toBe(container.image);
-    const port = container.ports.find((p: Json) => p.name === 'https');
-    expect(String(port.containerPort)).toBe(flag('--port'));
-    const mount = container.volumeMounts.find((m: Json) => m.name === 'tls');
-    expect(flag('--tls-cert')).toBe(`${mount.mountPath}/tls.crt`);
-    expect(flag('--tls-key')).toBe(`${mount.mountPath}/tls.key`);
-    const volume = pod.spec.volumes.find((v: Json) => v.name === 'tls');
-    expect(volume.secret.secretName).toBe(serving.spec.secretName);
+    expect(args).not.toContain('--tls-cert');
+    expect(args).not.toContain('--tls-key');
+    expect(flag(args, '--service')).toBe(service.metadata.name);
+    expect(flag(args, '--tls-secret')).toBe(CONTRACT.tlsSecret);
+    expect(flag(args, '--webhook-config')).toBe(webhookConfig.metadata.name);
+    expect(env('OSM_HEALTHCHECK_NAMESPACE').valueFrom).toEqual({
+      fieldRef: { fieldPath: 'metadata.namespace' },
+    });
+    const port = container.ports.find((p: Manifest) => p.name === 'https');
+    expect(String(port.containerPort)).toBe(flag(args, '--port'));
     expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'https', scheme: 'HTTPS' });
     expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'https', scheme: 'HTTPS' });
+    // It reads its Secret and writes its caBundle with the service account's token.
+    expect(pod.spec.automountServiceAccountToken).toBe(true);
+    expect(pod.spec.serviceAccountName).toBe(CONTRACT.serviceAccount);
     expect(one('ServiceAccount', pod.spec.serviceAccountName).metadata.namespace).toBe(namespace);
   });
 
-  it('PodDisruptionBudget keeps one of the two replicas', () => {
+  it('a pod going away serves on while its endpoint leaves the Service, drains within the grace period; Pod Security restricted', () => {
+    const sleep = container.lifecycle.preStop.exec.command as string[];
+    expect(sleep[0]).toBe('sleep');
+    const seconds = Number(sleep[1]);
+    expect(seconds).toBeGreaterThanOrEqual(5);
+    // preStop, then the admissions in flight (each at most the webhook's timeoutSeconds), within the grace.
+    expect(seconds + webhook.timeoutSeconds).toBeLessThan(pod.spec.terminationGracePeriodSeconds);
+    expect(container.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(one('Namespace').metadata.labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    expect(pod.spec.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+
+  it('PodDisruptionBudget keeps one of the two replicas, spread over nodes', () => {
     const pdb = one('PodDisruptionBudget');
     expect(pdb.spec.minAvailable).toBe(1);
     expect(pdb.spec.minAvailable).toBeLessThan(deployment.spec.replicas);
     expect(matches(pdb.spec.selector, pod.metadata.labels)).toBe(true);
+    const [spread] = pod.spec.topologySpreadConstraints;
+    expect(spread.topologyKey).toBe('kubernetes.io/hostname');
+    expect(matches(spread.labelSelector, pod.metadata.labels)).toBe(true);
   });
 
   it("Service selects the webhook's pods and reaches their https port", () => {
+    expect(service.metadata.name).toBe(CONTRACT.service);
     expect(matches({ matchLabels: service.spec.selector }, pod.metadata.labels)).toBe(true);
     expect(service.spec.ports).toEqual([{ name: 'https', port: 443, targetPort: 'https' }]);
   });
 
   it('MutatingWebhookConfiguration: pods CREATE in labelled namespaces, never blocking, reinvoked if needed', () => {
-    expect(webhookConfig.webhooks).toHaveLength(1);
+    expect(webhookConfig.metadata.name).toBe(CONTRACT.webhookConfig);
+    expect(webhookConfig.webhooks.map((w: Manifest) => w.name)).toEqual([
+      'inject.osm-healthcheck.io',
+      'warn.osm-healthcheck.io',
+    ]);
     expect(webhook.clientConfig.service).toEqual({
       name: service.metadata.name,
       namespace,
       path: MUTATE_PATH,
       port: service.spec.ports[0].port,
     });
+    // Left out, not empty: a re-apply then keeps the caBundle the webhook wrote (see the file's comment).
+    expect(Object.hasOwn(webhook.clientConfig, 'caBundle')).toBe(false);
+    expect(webhookConfig.metadata.annotations).toBeUndefined();
     expect(webhook.rules).toEqual([
       {
         operations: ['CREATE'],
@@ -132,19 +147,28 @@ describe('deploy/webhook', () => {
     });
   });
 
-  it("cert-manager: the serving certificate names the Service and its CA goes into the webhook's caBundle", () => {
-    const svc = `${service.metadata.name}.${namespace}.svc`;
-    expect(serving.spec.dnsNames).toEqual([svc, `${svc}.cluster.local`]);
-    expect(webhookConfig.metadata.annotations['cert-manager.io/inject-ca-from']).toBe(
-      `${namespace}/${serving.metadata.name}`,
-    );
-    // serving <- CA issuer <- CA certificate <- self-signed issuer
-    const caIssuer = one('Issuer', serving.spec.issuerRef.name);
-    const ca = objects.find(
-      (o) => o.kind === 'Certificate' && o.spec.secretName === caIssuer.spec.ca.secretName,
-    );
-    expect(ca?.spec.isCA).toBe(true);
-    expect(one('Issuer', ca?.spec.issuerRef.name).spec.selfSigned).toEqual({});
-    expect(serving.spec.privateKey.rotationPolicy).toBe('Always');
+  it('MutatingWebhookConfiguration: the workloads people apply, for warnings only, like the pods', () => {
+    const warn = webhookConfig.webhooks[1];
+    const { rules: _pods, reinvocationPolicy: _again, name: _name, ...podsRest } = webhook;
+    const { rules, reinvocationPolicy, name: _warnName, ...warnRest } = warn;
+    // Same service, path, selectors and failure policy as the pods' entry: only what it matches differs.
+    expect(warnRest).toEqual(podsRest);
+    expect(reinvocationPolicy).toBe('Never');
+    expect(rules).toEqual([
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: ['apps'],
+        apiVersions: ['v1'],
+        resources: ['deployments', 'statefulsets', 'daemonsets'],
+        scope: 'Namespaced',
+      },
+      {
+        operations: ['CREATE', 'UPDATE'],
+        apiGroups: ['batch'],
+        apiVersions: ['v1'],
+        resources: ['jobs', 'cronjobs'],
+        scope: 'Namespaced',
+      },
+    ]);
   });
 });

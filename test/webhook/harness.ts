@@ -4,13 +4,19 @@
 import { request } from 'node:https';
 import { Writable } from 'node:stream';
 import { connect } from 'node:tls';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
 import type { RewriteOptions } from '../../src/rewrite/types.js';
 import { type RunningWebhook, startWebhook, type WebhookOptions } from '../../src/webhook/server.js';
+import { fileTls, type TlsSource } from '../../src/webhook/tls-source.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
 
-export const REWRITE: RewriteOptions = { image: DEFAULT_IMAGE, nativeSidecar: false };
+/** What the webhook rewrites with when it has no API server to ask (the harness gives it none by default). */
+export const REWRITE: RewriteOptions = {
+  image: DEFAULT_IMAGE,
+  nativeSidecar: false,
+  cluster: { state: 'unknown', why: 'no API server to ask' },
+};
 
 export interface Answer {
   status: number;
@@ -33,10 +39,16 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  /** --native-sidecar, with where the version comes from; absent: the companion always goes first. */
-  nativeSidecar?: WebhookOptions['nativeSidecar'];
+  /** --native-sidecar. */
+  nativeSidecar?: boolean;
+  /** Where the version comes from; absent: never known. */
+  clusterVersion?: WebhookOptions['clusterVersion'];
   /** Certificate files to serve; default a fresh test certificate. */
   cert?: TestCert;
+  /** On close, how long open connections get (WebhookOptions.drainMs). */
+  drainMs?: number;
+  /** Another TLS source (self-managed), given the harness's logger; `cert` is then only the client's CA. */
+  tls?: (log: Logger) => TlsSource;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -61,15 +73,18 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       done();
     },
   });
+  const log = createLogger('debug', sink);
   const webhook = await startWebhook({
-    certFile: cert.certFile,
-    keyFile: cert.keyFile,
+    tls:
+      options.tls?.(log) ??
+      (await fileTls(cert.certFile, cert.keyFile, log, { debounceMs: 50, pollMs: 250 })),
     port: 0,
     host: '127.0.0.1',
     image: REWRITE.image,
     ...(options.nativeSidecar === undefined ? {} : { nativeSidecar: options.nativeSidecar }),
-    log: createLogger('debug', sink),
-    reload: { debounceMs: 50, pollMs: 250 },
+    ...(options.clusterVersion === undefined ? {} : { clusterVersion: options.clusterVersion }),
+    ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),
+    log,
   });
   const send = (method: string, path: string, body?: string, contentType = 'application/json') =>
     new Promise<Answer>((resolve, reject) => {

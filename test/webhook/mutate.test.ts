@@ -66,6 +66,7 @@ describe('every fixture: the patched pod is what inject makes of it', () => {
     { name: 'multiple-containers', result: 'patched', pod: 'web-7d9f8c6b5-*' },
     { name: 'native-sidecar', result: 'patched', pod: 'app-3e4f-*' },
     { name: 'osm-edge-rewritten', result: 'patched', pod: 'app-8a9b-*' },
+    { name: 'job-pod', result: 'unchanged', pod: 'report-*' },
     { name: 'exec', result: 'unchanged', pod: 'worker-1a2b-*' },
     { name: 'no-probes', result: 'unchanged', pod: 'job-4d5e-*' },
     { name: 'opt-out', result: 'skipped', pod: 'legacy-2c3d-*' },
@@ -89,6 +90,66 @@ describe('every fixture: the patched pod is what inject makes of it', () => {
     expect(line).toMatchObject({ msg: 'admission', namespace: 'shop', pod, operation: 'CREATE', result });
     expect(typeof line.changed).toBe('string');
     expect(typeof line.durationMs).toBe('number');
+  });
+});
+
+describe('warnings reach kubectl: the AdmissionResponse carries every warning inject prints', () => {
+  const UNTOUCHED =
+    'restartPolicy Never: left untouched, as the Kubernetes version is not known (no API server to ask): if it is 1.29+, annotate osm-healthcheck/run-to-completion: native-sidecar';
+
+  it("a Job's pod, the version not known: untouched, and the warning says why and what to do", async () => {
+    const { response } = await admit(fixture('job-pod'));
+    expect(response.patch).toBeUndefined();
+    expect(response.warnings).toEqual([`osm-healthcheck: Pod/report-*: ${UNTOUCHED}`]);
+  });
+
+  it('the Job itself (kubectl apply): the same warning for its pods, and no patch', async () => {
+    const { request } = JSON.parse(fixture('job')) as Review;
+    const { response } = await admit(fixture('job'));
+    expect(response).toEqual({
+      uid: request.uid,
+      allowed: true,
+      warnings: [`osm-healthcheck: Job/report: ${UNTOUCHED}`],
+    });
+    expect(await harness.logLine((l) => l.uid === request.uid)).toMatchObject({
+      result: 'unchanged',
+      changed: 'Job: warnings only, its pods are patched as they are created',
+      warnings: [`Job/report: ${UNTOUCHED}`],
+    });
+  });
+
+  it('a CronJob, opted-out and annotated templates: the same rules as inject', async () => {
+    const { request } = JSON.parse(fixture('job')) as Review;
+    const job = request.object as { spec: Pod };
+    const cronJob = {
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      metadata: { name: 'nightly' },
+      spec: { schedule: '0 3 * * *', jobTemplate: { spec: job.spec } },
+    };
+    const base = JSON.parse(fixture('job')) as { request: Record<string, unknown> };
+    const review = (object: unknown, uid: string) => ({
+      ...base,
+      request: { ...base.request, uid, kind: { group: 'batch', version: 'v1', kind: 'CronJob' }, object },
+    });
+    const cron = await admit(review(cronJob, 'cron-1'));
+    expect(cron.response.warnings).toEqual([
+      `osm-healthcheck: CronJob/nightly: ${UNTOUCHED.replace('Never', 'Never')}`,
+    ]);
+    const template = (job.spec as { template: Pod }).template;
+    const skip = structuredClone(cronJob);
+    (skip.spec.jobTemplate.spec as { template: Pod }).template = {
+      ...template,
+      metadata: { annotations: { 'osm-healthcheck/run-to-completion': 'skip' } },
+    };
+    expect((await admit(review(skip, 'cron-2'))).response).toEqual({ uid: 'cron-2', allowed: true });
+    const invalid = structuredClone(skip);
+    (invalid.spec.jobTemplate.spec as { template: { metadata: Pod } }).template.metadata = {
+      annotations: { 'osm-healthcheck/run-to-completion': 'always' },
+    };
+    expect((await admit(review(invalid, 'cron-3'))).response.warnings).toEqual([
+      'osm-healthcheck: probes not rewritten: CronJob/nightly: spec.jobTemplate.spec.template.metadata.annotations.osm-healthcheck/run-to-completion: must be one of native-sidecar, skip, got "always"',
+    ]);
   });
 });
 
@@ -160,7 +221,12 @@ it("an already-injected pod (inject's own output, as the API server resends it o
 
 describe('requests the webhook leaves alone: allowed, no patch', () => {
   it.each([
-    { name: 'non-pod', changed: 'not a Pod: apps/v1 Deployment', result: 'skipped', warning: undefined },
+    {
+      name: 'non-pod',
+      changed: 'Deployment: warnings only, its pods are patched as they are created',
+      result: 'unchanged',
+      warning: undefined,
+    },
     { name: 'update', changed: 'operation UPDATE', result: 'skipped', warning: undefined },
     {
       name: 'invalid-pod',
@@ -350,12 +416,17 @@ describe('health endpoints', () => {
     const app = buildWebhookApp({
       tls: cert,
       image: REWRITE.image,
-      placement: () => ({ native: false, reason: 'first' }),
+      nativeSidecar: false,
+      cluster: () => ({ state: 'unknown', why: 'not asked' }),
       log: createLogger('silent'),
-      isReady: () => false,
+      notReady: () => 'starting',
+      draining: () => false,
     });
     try {
-      expect((await app.inject({ url: '/readyz' })).statusCode).toBe(503);
+      expect(await app.inject({ url: '/readyz' })).toMatchObject({
+        statusCode: 503,
+        body: 'not ready: starting\n',
+      });
       expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
     } finally {
       await app.close();

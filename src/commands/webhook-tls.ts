@@ -1,0 +1,126 @@
+// `webhook`'s TLS flags -> its TLS source: --tls-cert and --tls-key together are files (cert-manager); neither is
+// self-managed TLS, which needs the API server, the namespace, and the names of its Service, Secret and
+// MutatingWebhookConfiguration.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describeValue, UsageError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { BACKOFF } from '../webhook/cluster-version.js';
+import { type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
+import { POLICY } from '../webhook/tls/rotation.js';
+import { fileTls, selfManagedTls, type TlsSource } from '../webhook/tls-source.js';
+import { flagOrEnv } from './command.js';
+
+export const TLS_FLAGS = {
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  namespace: { type: 'string' },
+  service: { type: 'string' },
+  'tls-secret': { type: 'string' },
+  'webhook-config': { type: 'string' },
+  'tls-resync': { type: 'string' },
+} as const;
+
+export const TLS_DEFAULTS = {
+  service: 'osm-healthcheck-webhook',
+  secret: 'osm-healthcheck-webhook-tls',
+  webhookConfig: 'osm-healthcheck',
+  resyncSeconds: 30,
+} as const;
+
+type TlsValues = { [K in keyof typeof TLS_FLAGS]?: string | undefined };
+
+/** Files, self-managed, or a usage error; undefined `api` means there is no API server to ask. */
+export type TlsChoice = { mode: 'files'; certFile: string; keyFile: string } | { mode: 'self-managed' };
+
+export function tlsChoice(values: TlsValues): TlsChoice {
+  const certFile = flagOrEnv(values['tls-cert'], 'OSM_HEALTHCHECK_TLS_CERT');
+  const keyFile = flagOrEnv(values['tls-key'], 'OSM_HEALTHCHECK_TLS_KEY');
+  if (certFile !== undefined && keyFile !== undefined) return { mode: 'files', certFile, keyFile };
+  if (certFile === undefined && keyFile === undefined) return { mode: 'self-managed' };
+  const [given, missing] = certFile === undefined ? ['--tls-key', '--tls-cert'] : ['--tls-cert', '--tls-key'];
+  throw new UsageError(
+    `webhook got ${given} without ${missing}: give both (certificate files) or neither (self-managed TLS)`,
+  );
+}
+
+/** A DNS-1123 name, as Kubernetes requires of object names (labels for a namespace and a Service). */
+function name(value: string, flag: string, label: boolean): string {
+  const pattern = label
+    ? /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/
+    : /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+  if (!pattern.test(value)) {
+    throw new UsageError(
+      `${flag} must be a Kubernetes ${label ? 'DNS label' : 'object name'}, got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+function namespaceOf(flag: string | undefined): string {
+  const given = flagOrEnv(flag, 'OSM_HEALTHCHECK_NAMESPACE');
+  if (given !== undefined) return name(given, '--namespace', true);
+  const file = join(SERVICE_ACCOUNT_DIR, 'namespace');
+  try {
+    return name(readFileSync(file, 'utf8').trim(), file, true);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(
+      `self-managed TLS needs --namespace (or env OSM_HEALTHCHECK_NAMESPACE): cannot read ${file}: ${(err as Error).message}`,
+    );
+  }
+}
+
+function seconds(text: string, flag: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || value > 86_400) {
+    throw new UsageError(`${flag} must be whole seconds 1-86400, got ${describeValue(text)}`);
+  }
+  return value;
+}
+
+export async function tlsSource(
+  choice: TlsChoice,
+  values: TlsValues,
+  api: KubeApi | undefined,
+  log: Logger,
+): Promise<TlsSource> {
+  if (choice.mode === 'files') return fileTls(choice.certFile, choice.keyFile, log);
+  if (api === undefined) {
+    throw new UsageError(
+      'self-managed TLS (no --tls-cert/--tls-key) needs the API server: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given',
+    );
+  }
+  const namespace = namespaceOf(values.namespace);
+  const service = name(
+    flagOrEnv(values.service, 'OSM_HEALTHCHECK_WEBHOOK_SERVICE') ?? TLS_DEFAULTS.service,
+    '--service',
+    true,
+  );
+  const resync = flagOrEnv(values['tls-resync'], 'OSM_HEALTHCHECK_TLS_RESYNC_SECONDS');
+  const resyncMs =
+    1000 * (resync === undefined ? TLS_DEFAULTS.resyncSeconds : seconds(resync, '--tls-resync'));
+  return selfManagedTls({
+    api,
+    namespace,
+    secretName: name(
+      flagOrEnv(values['tls-secret'], 'OSM_HEALTHCHECK_TLS_SECRET') ?? TLS_DEFAULTS.secret,
+      '--tls-secret',
+      false,
+    ),
+    webhookConfig: name(
+      flagOrEnv(values['webhook-config'], 'OSM_HEALTHCHECK_WEBHOOK_CONFIG') ?? TLS_DEFAULTS.webhookConfig,
+      '--webhook-config',
+      false,
+    ),
+    policy: {
+      ...POLICY,
+      dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`],
+    },
+    resyncMs,
+    backoff: { firstMs: BACKOFF.firstMs, maxMs: resyncMs },
+    log,
+    now: Date.now,
+  });
+}

@@ -1,0 +1,156 @@
+// Where the companion goes in one pod, the pod's restartPolicy included. A pod that must end (restartPolicy
+// Never or OnFailure: Jobs, CronJobs, bare pods) cannot take the companion as an ordinary container: it never
+// exits, so the pod never completes (Istio's Jobs issue). A native sidecar can: kubelet stops native sidecars
+// once every regular container has terminated (KEP-753). Where the cluster has none, or its version is not
+// known, such a pod is left as it was, with a warning; `osm-healthcheck/run-to-completion` forces either choice.
+
+import { describeValue } from '../errors.js';
+import { formatVersion } from '../kube-version.js';
+import { COMPANION_NAME } from './companion.js';
+import { ManifestError } from './manifest-error.js';
+import { type ClusterKnowledge, choosePlacement, hasNativeSidecars } from './placement.js';
+import type { Container, PodSpec } from './types.js';
+
+export const RUN_TO_COMPLETION_ANNOTATION = 'osm-healthcheck/run-to-completion';
+export const RUN_TO_COMPLETION_VALUES = ['native-sidecar', 'skip'] as const;
+/** The annotation's values: the companion as a native sidecar (the user vouches for the cluster), or none. */
+export type RunToCompletionForce = (typeof RUN_TO_COMPLETION_VALUES)[number];
+
+export const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'] as const;
+export type RestartPolicy = (typeof RESTART_POLICIES)[number];
+
+/** Where an earlier inject put the companion in this pod. */
+export type ExistingCompanion = 'none' | 'container' | 'native-sidecar';
+
+export interface CompanionInputs {
+  /** The pod's restartPolicy; absent in the pod means Always. */
+  restartPolicy: RestartPolicy;
+  /** The pod (template)'s `osm-healthcheck/run-to-completion`, if set. */
+  force: RunToCompletionForce | undefined;
+  /** --native-sidecar was given. */
+  nativeSidecar: boolean;
+  cluster: ClusterKnowledge;
+  existing: ExistingCompanion;
+}
+
+export type CompanionDecision =
+  | { companion: 'native-sidecar' | 'first'; reason: string }
+  /** `warn`: the reason is a warning for the user (false only where the annotation asked for this). */
+  | { companion: 'untouched'; reason: string; warn: boolean };
+
+/** The annotation's value, or undefined when unset; a string saying what is wrong with any other value. */
+export function readRunToCompletion(
+  annotations: Readonly<Record<string, string>> | undefined,
+): { force: RunToCompletionForce | undefined } | { invalid: string } {
+  const raw = annotations?.[RUN_TO_COMPLETION_ANNOTATION];
+  if (raw === undefined) return { force: undefined };
+  const value = raw.trim().toLowerCase();
+  const found = RUN_TO_COMPLETION_VALUES.find((allowed) => allowed === value);
+  if (found !== undefined) return { force: found };
+  return { invalid: `must be one of ${RUN_TO_COMPLETION_VALUES.join(', ')}, got ${describeValue(raw)}` };
+}
+
+export function isRunToCompletion(restartPolicy: RestartPolicy): boolean {
+  return restartPolicy !== 'Always';
+}
+
+/** The whole decision: pure, table-tested over every combination (test/rewrite/run-to-completion.test.ts). */
+export function decideCompanion(inputs: CompanionInputs): CompanionDecision {
+  const { restartPolicy, force, nativeSidecar, cluster, existing } = inputs;
+  if (!isRunToCompletion(restartPolicy)) {
+    const placement = choosePlacement(nativeSidecar, cluster);
+    return { companion: placement.native ? 'native-sidecar' : 'first', reason: placement.reason };
+  }
+  const pod = `restartPolicy ${restartPolicy}`;
+  // `cause`: why no native sidecar, short; `hint`: what the user can do. One line each, under the API server's
+  // 256 characters with the resource in front (src/webhook/warnings.ts).
+  const untouched = (cause: string, hint?: string, warn = true): CompanionDecision =>
+    existing === 'container'
+      ? // An ordinary companion from an earlier release is kept where nothing better is allowed: taking it out
+        // would need the original probes back. The user has to hear that this pod cannot complete.
+        {
+          companion: 'untouched',
+          reason: `${pod}: never completes: its companion container (an earlier inject's) never exits; kept, as ${cause}`,
+          warn: true,
+        }
+      : {
+          companion: 'untouched',
+          reason: `${pod}: left untouched, as ${cause}${hint ? `: ${hint}` : ''}`,
+          warn,
+        };
+  const native = (why: string): CompanionDecision => ({
+    companion: 'native-sidecar',
+    reason: `${pod}: the companion is a native sidecar, which kubelet stops once the containers end: ${why}`,
+  });
+  const annotate = `annotate ${RUN_TO_COMPLETION_ANNOTATION}: native-sidecar`;
+
+  if (force === 'skip') return untouched(`${RUN_TO_COMPLETION_ANNOTATION} is skip`, undefined, false);
+  if (cluster.state === 'known') {
+    const { version, sidecarGate } = cluster;
+    const named = `Kubernetes ${formatVersion(version)}`;
+    if (hasNativeSidecars(version, sidecarGate)) return native(`${named} has them`);
+    if (force === 'native-sidecar') {
+      return untouched(`${RUN_TO_COMPLETION_ANNOTATION} asks for a native sidecar, which ${named} lacks`);
+    }
+    const gateOnly = version.major === 1 && version.minor === 28;
+    return untouched(
+      gateOnly
+        ? `${named} has native sidecars only with the SidecarContainers gate (--sidecar-containers-gate)`
+        : `${named} has no native sidecars (a companion container would never let the pod complete)`,
+    );
+  }
+  // The version is not known: a native sidecar only where someone vouches for the cluster.
+  if (force === 'native-sidecar') return native(`${RUN_TO_COMPLETION_ANNOTATION} asks for one`);
+  if (existing === 'native-sidecar') return native('an earlier inject made it one');
+  if (cluster.state === 'unchecked') {
+    if (nativeSidecar) return native('--native-sidecar vouches for the cluster');
+    return untouched(
+      'the Kubernetes version is not known',
+      `pass --kube-version or --native-sidecar, or ${annotate}`,
+    );
+  }
+  return untouched(
+    `the Kubernetes version is not known (${brief(cluster.why)})`,
+    `if it is 1.29+, ${annotate}`,
+  );
+}
+
+/** An error message from elsewhere, cut so the warning stays one short line. */
+function brief(text: string): string {
+  const line = text.replaceAll(/\s+/g, ' ').trim();
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+}
+
+/** What the decision reads from one pod spec; throws ManifestError for a restartPolicy Kubernetes refuses. */
+export function podFacts(
+  spec: PodSpec,
+  annotations: Readonly<Record<string, string>> | undefined,
+  resource: string,
+): Pick<CompanionInputs, 'restartPolicy' | 'force' | 'existing'> {
+  const raw = spec.restartPolicy ?? 'Always';
+  const restartPolicy = RESTART_POLICIES.find((policy) => policy === raw);
+  if (restartPolicy === undefined) {
+    const allowed = RESTART_POLICIES.join(', ');
+    throw new ManifestError(
+      resource,
+      ['restartPolicy'],
+      `must be one of ${allowed}, got ${describeValue(raw)}`,
+    );
+  }
+  const read = readRunToCompletion(annotations);
+  if ('invalid' in read) {
+    throw new ManifestError(
+      resource,
+      [],
+      `metadata.annotations.${RUN_TO_COMPLETION_ANNOTATION}: ${read.invalid}`,
+    );
+  }
+  const named = (list: unknown) =>
+    Array.isArray(list) && list.some((c: Container | null) => c?.name === COMPANION_NAME);
+  const existing = named(spec.initContainers)
+    ? 'native-sidecar'
+    : named(spec.containers)
+      ? 'container'
+      : 'none';
+  return { restartPolicy, force: read.force, existing };
+}

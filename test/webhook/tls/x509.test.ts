@@ -1,0 +1,84 @@
+// The certificates x509.ts makes, judged by openssl (the text it prints, `openssl verify -purpose sslserver`) and
+// by a real TLS handshake that trusts only the CA and checks the Service's name.
+
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'node:tls';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mintCa, mintServing } from '../../../src/webhook/tls/x509.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'osm-hc-x509-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const now = Date.now();
+const validity = { notBefore: new Date(now - 300_000), notAfter: new Date(now + 86_400_000) };
+const ca = mintCa('osm-healthcheck-webhook-ca@1', validity);
+const names = ['hook.ns.svc', 'hook.ns.svc.cluster.local'];
+const serving = mintServing(names, validity, ca);
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+const openssl = (...args: string[]) => execFileSync('openssl', args, { encoding: 'utf8' });
+
+describe('x509', () => {
+  it('openssl reads the CA as a v3 CA that may sign end-entity certificates', () => {
+    const text = openssl('x509', '-in', file('ca.crt', ca.cert), '-noout', '-text');
+    expect(text).toContain('Version: 3 (0x2)');
+    expect(text).toContain('Signature Algorithm: ecdsa-with-SHA256');
+    expect(text).toContain('Subject: CN = osm-healthcheck-webhook-ca@1');
+    expect(text).toMatch(/Basic Constraints: critical\s+CA:TRUE, pathlen:0/);
+    expect(text).toMatch(/Key Usage: critical\s+Digital Signature, Certificate Sign, CRL Sign/);
+  });
+
+  it('openssl reads the serving certificate: SANs, server auth, not a CA, SKI/AKI chained to the CA', () => {
+    const text = openssl('x509', '-in', file('tls.crt', serving.cert), '-noout', '-text');
+    expect(text).toContain('Issuer: CN = osm-healthcheck-webhook-ca@1');
+    expect(text).toContain('DNS:hook.ns.svc, DNS:hook.ns.svc.cluster.local');
+    expect(text).toMatch(/Basic Constraints: critical\s+CA:FALSE/);
+    expect(text).toMatch(/Extended Key Usage:\s+TLS Web Server Authentication/);
+    const caText = openssl('x509', '-in', file('ca.crt', ca.cert), '-noout', '-text');
+    const ski = /Subject Key Identifier:\s+([0-9A-F:]+)/.exec(caText)?.[1];
+    expect(text).toContain(`Authority Key Identifier: \n                ${ski}`);
+  });
+
+  it('openssl verify accepts it for a TLS server with only the CA trusted', () => {
+    expect(
+      openssl(
+        'verify',
+        '-CAfile',
+        file('ca.crt', ca.cert),
+        '-purpose',
+        'sslserver',
+        file('tls.crt', serving.cert),
+      ),
+    ).toContain(': OK');
+  });
+
+  it('a TLS client trusting only the CA connects by the Service name, and refuses another name', async () => {
+    const server = createServer({ cert: serving.cert, key: serving.key }, (_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const handshake = (servername: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: '127.0.0.1', port, servername, ca: ca.cert }, () => {
+          socket.end();
+          resolve('trusted');
+        });
+        socket.on('error', (err) => reject(err));
+      });
+    try {
+      expect(await handshake('hook.ns.svc')).toBe('trusted');
+      expect(await handshake('hook.ns.svc.cluster.local')).toBe('trusted');
+      await expect(handshake('other.ns.svc')).rejects.toThrow(/Hostname\/IP does not match/);
+    } finally {
+      server.close();
+    }
+  });
+});
