@@ -1,10 +1,16 @@
 # The osm-healthcheck image: the companion (`serve`, the default command) and the init step (`init`) in one.
 # scripts/image-build.sh runs these same steps without a Docker engine; test/image/ keeps the two in step.
+# Every node pulls it before its first meshed pod starts, so the final stage holds only what runs (issue 18,
+# BENCHMARKS.md "Image"): Node's binary, a slim Debian with iptables and tini, and the bundled dist/.
 
+# Both bases are arguments with public defaults, so a builder without Docker Hub can pass local ones.
 ARG NODE_IMAGE=node:24-bookworm-slim
+ARG DEBIAN_IMAGE=debian:bookworm-slim
 
 # Build: the production dependencies plus esbuild, the only dev tool the build runs, checked against the lock
-# by npm ci. Linter, test runner and type checker stay out of the image build.
+# by npm ci. Linter, test runner and type checker stay out of the image build. The build bundles every
+# dependency into dist/ (gRPC into its own lazily loaded file), and writes serve's V8 code cache with this
+# stage's Node: the very binary the final stage copies, so the cache is taken.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -17,25 +23,30 @@ COPY scripts/build.mjs scripts/bundle-options.mjs scripts/
 COPY src src
 RUN node scripts/build.mjs
 
-# Runtime dependencies, production only. dist/ (cli.mjs and one file per command) bundles everything except gRPC,
-# which serve loads from node_modules when the probe table has a gRPC entry (grpc-health-check reads its .proto
-# from its package).
-FROM ${NODE_IMAGE} AS deps
-WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm pkg delete devDependencies \
- && npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# What the final stage takes from the Node base, and only that: not npm, npx, corepack or yarn, which nothing runs.
+# Node's binary, stripped of its symbol table and debug information (Node 24.21: 126.6 -> 108.5 MB; V8 and the
+# code cache are the same, only native stack traces lose C++ names). Debian's CA bundle, without the openssl and
+# libssl3 (8.4 MB) that the ca-certificates package depends on: Node links its own OpenSSL.
+FROM ${NODE_IMAGE} AS node
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends binutils ca-certificates \
+ && strip --strip-all /usr/local/bin/node
 
-FROM ${NODE_IMAGE}
+FROM ${DEBIAN_IMAGE}
 # iptables brings both backends (iptables-nft*, iptables-legacy*) and ip6tables for `init`; tini reaps and
-# forwards SIGTERM so `serve` drains.
+# forwards SIGTERM so `serve` drains. The Debian base keeps /bin/sh and coreutils (the webhook's preStop hook runs
+# `sleep 5`), and glibc and libstdc++, all Node's binary links against. apt-get clean: Debian's own images drop
+# the downloaded packages by themselves, a local base may not.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends iptables tini \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
+COPY --from=node /usr/local/bin/node /usr/local/bin/node
+# The system trust store, where TLS clients told to use it look (NODE_EXTRA_CA_CERTS, --use-system-ca, curl);
+# Node's bundled store is the default.
+COPY --from=node /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 ENV NODE_ENV=production
 WORKDIR /app
-COPY --from=deps /app/package.json package.json
-COPY --from=deps /app/node_modules node_modules
 COPY --from=build /src/dist dist
 COPY init init
 EXPOSE 15901 15902 15903 15904

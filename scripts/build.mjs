@@ -3,12 +3,13 @@
 // `serve` starts in every pod, so it loads exactly two files and never parses the webhook's Fastify, inject's YAML
 // or init's execa. Code the commands share (errors, the table, pino) is copied into each: every extra file an ESM
 // start-up reads cost more (about 7 ms over the five chunks esbuild's code splitting made) than the copies weigh.
-// gRPC stays external: it is loaded lazily, only when the probe table has a gRPC entry, and grpc-health-check reads
-// its .proto from its own package directory.
+// gRPC is a file of its own too, loaded only when the probe table has a gRPC entry (scripts/bundle-options.mjs).
+// Nothing is left to node_modules: dist/ is all the image ships of the companion.
 import { readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { isBuiltin } from 'node:module';
+import { basename, join } from 'node:path';
 import { build } from 'esbuild';
-import { common, metricsBundle, serveBundle } from './bundle-options.mjs';
+import { common, grpcKitBundle, metricsBundle, serveBundle } from './bundle-options.mjs';
 
 const COMMANDS = ['serve', 'wait', 'inject', 'init', 'webhook', 'check'];
 
@@ -24,10 +25,11 @@ const commandsExternal = {
 };
 
 const results = await Promise.all([
-  build({ ...common, entryPoints: ['src/cli.ts'], plugins: [commandsExternal] }),
+  build({ ...common, entryPoints: ['src/cli.ts'], plugins: [...common.plugins, commandsExternal] }),
   // serve starts in every pod, and its metrics exposition loads on the first scrape: scripts/bundle-options.mjs.
   build(serveBundle()),
   build(metricsBundle()),
+  build(grpcKitBundle()),
   build({
     ...common,
     entryPoints: COMMANDS.filter((name) => name !== 'serve').map((name) => `src/commands/${name}.ts`),
@@ -43,9 +45,33 @@ if (leaked.length > 0 || serveInputs.includes('src/metrics/registry.ts')) {
   );
 }
 
+// gRPC belongs to grpc-kit.cjs alone: should grpc.ts import it another way, every command would carry it.
+const GRPC_INPUT = /node_modules[\\/](@grpc[\\/]|grpc-health-check[\\/]|protobufjs[\\/])/;
+for (const result of [results[0], results[1], results[2], results[4]]) {
+  const grpcInput = Object.keys(result.metafile.inputs).find((input) => GRPC_INPUT.test(input));
+  if (grpcInput !== undefined) {
+    const output = Object.keys(result.metafile.outputs).join(', ');
+    throw new Error(`build: only grpc-kit.cjs may hold gRPC, but ${output} holds ${grpcInput}`);
+  }
+}
+
+// The image ships dist/ and no node_modules (Dockerfile): every import a bundle leaves to run time must be a Node
+// built-in or another file of dist/. A dependency marked external, or a new one a bundle cannot inline, fails here.
+const written = new Set(results.flatMap((r) => Object.keys(r.metafile.outputs)));
+const ownFiles = new Set([...written].map((path) => basename(path)));
+for (const result of results) {
+  for (const [output, { imports }] of Object.entries(result.metafile.outputs)) {
+    const outside = imports.find((i) => i.external && !isBuiltin(i.path) && !ownFiles.has(basename(i.path)));
+    if (outside !== undefined) {
+      throw new Error(
+        `build: ${output} would load ${outside.path} at run time, which the image does not ship`,
+      );
+    }
+  }
+}
+
 // Remove what this build no longer writes (e.g. an older layout's dist/chunks), after writing, so a CLI started
 // from the previous build keeps its files as long as possible.
-const written = new Set(results.flatMap((r) => Object.keys(r.metafile.outputs)));
 function prune(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);

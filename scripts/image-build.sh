@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
-# The Dockerfile's build without a Docker engine: its build and deps stages run here, step for step, in a temp
-# dir; the result is laid out as the image's /app and run as the image would run it: --version, `serve` (as
-# uid 65532, /healthz and a gRPC probe answered) and `init --dry-run` (as root, in a throwaway netns).
-# Usage: scripts/image-build.sh [--keep]   (--keep leaves the temp dir and prints where it is)
+# The Dockerfile's build without a Docker engine: its build stage runs here, step for step, in a temp dir; the
+# final stage is laid out as the image's root (/usr/local/bin/node, /app/dist, /app/init), checked for what must
+# not be in it, and every subcommand runs from it as the image runs them: --version, `serve` (as uid 65532,
+# /healthz and a gRPC probe), `wait` and `check` against that serve, `inject` (stdin), `webhook` (HTTPS, a
+# throwaway certificate) and `init --dry-run` (as root, in a throwaway netns).
+# With --rootfs DIR (root only) nothing is built: the same checks run in the root filesystem of a real image
+# (scripts/image-measure.sh passes its buildah build's), each command chrooted into it as the image runs it.
+# Usage: scripts/image-build.sh [--keep] [--rootfs DIR]   (--keep leaves the temp dir and prints where it is)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 keep=0
-[ "${1:-}" = --keep ] && keep=1
+rootfs=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --keep) keep=1 && shift ;;
+    --rootfs) rootfs=$(cd "$2" && pwd) && shift 2 ;;
+    *) echo "usage: $0 [--keep] [--rootfs DIR]" >&2 && exit 2 ;;
+  esac
+done
 
 umask 022
 work=$(mktemp -d "${TMPDIR:-/tmp}/osm-hc-image.XXXXXX")
 # Readable by the image's non-root user, as the image's layers are.
 chmod 755 "$work"
 netns="ohc-image-$$"
-serve_pid=
 cleanup() {
-  if [ -n "$serve_pid" ]; then kill -KILL "$serve_pid" 2>/dev/null || true; fi
+  # This shell's background jobs still running (the app, a serve or webhook that failed its checks).
+  for pid in $(jobs -p); do
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   if [ "$(id -u)" = 0 ]; then ip netns del "$netns" 2>/dev/null || true; fi
-  if [ "$keep" = 1 ]; then echo "image-build: kept $work"; else rm -rf "$work"; fi
+  if [ "$keep" = 1 ]; then echo "image-build: kept $work"; else rm -rf "$work" "${files_in_image:-}"; fi
 }
 trap cleanup EXIT
 
@@ -27,10 +41,44 @@ fail() {
   printf 'image-build: FAILED: %s\n' "$*" >&2
   exit 1
 }
+# Waits (up to 10 s) for a JSON log line holding "msg":"$3" in file $1 written by process $2.
+await_line() {
+  for _ in $(seq 100); do
+    grep -q "\"msg\":\"$3\"" "$1" && return 0
+    kill -0 "$2" 2>/dev/null || fail "process $2 exited before '$3': $(cat "$1")"
+    sleep 0.1
+  done
+  fail "no '$3' within 10 s: $(cat "$1")"
+}
+# shellcheck disable=SC2016 # JavaScript template literals, not shell expansions.
+# A field of the first line of file $1 holding "msg":"$2", as JSON ($3 is a JavaScript expression on `line`).
+field() {
+  node -e 'const [file, msg, expr] = process.argv.slice(1);
+    const line = JSON.parse(require("node:fs").readFileSync(file, "utf8").split("\n").find((l) => l.includes(`"msg":"${msg}"`)));
+    console.log(new Function("line", `return ${expr}`)(line));' "$1" "$2" "$3"
+}
+# shellcheck disable=SC2016 # JavaScript template literals, not shell expansions.
+# "STATUS BODY" of a GET to URL $1; HTTPS trusts the CA file $2.
+get() {
+  node -e 'const [url, ca] = process.argv.slice(1);
+    const mod = require(url.startsWith("https:") ? "node:https" : "node:http");
+    const ca_ = ca ? require("node:fs").readFileSync(ca) : undefined;
+    mod.get(url, { ca: ca_ }, (res) => { let body = ""; res.on("data", (c) => (body += c));
+      res.on("end", () => console.log(`${res.statusCode} ${body.trim()}`)); })
+      .on("error", (err) => { console.error(err.message); process.exit(1); });' "$1" "${2:-}"
+}
+# Sends SIGTERM to $1 and expects exit status 0 (a drained shutdown); $2 is its log.
+stop() {
+  kill -TERM "$1"
+  local status=0
+  wait "$1" || status=$?
+  [ "$status" = 0 ] || fail "process $1 exited $status on SIGTERM: $(cat "$2")"
+}
 
 # The registry is reachable, but a warm cache is faster; the Dockerfile's commands stay word for word the same.
 export npm_config_prefer_offline=true npm_config_update_notifier=false
 
+if [ -z "$rootfs" ]; then
 step "build stage: production dependencies + esbuild (npm ci), then node scripts/build.mjs"
 mkdir -p "$work/src/scripts"
 cp "$root/package.json" "$root/package-lock.json" "$work/src/"
@@ -46,34 +94,54 @@ cp "$root/scripts/build.mjs" "$root/scripts/bundle-options.mjs" "$work/src/scrip
 cp -R "$root/src" "$work/src/src"
 (cd "$work/src" && node scripts/build.mjs)
 
-step "deps stage: production dependencies only (npm ci --omit=dev)"
-mkdir -p "$work/deps"
-cp "$root/package.json" "$root/package-lock.json" "$work/deps/"
-(
-  cd "$work/deps"
-  npm pkg delete devDependencies &&
-    npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-)
+# The node stage is the Node base, whose binary built dist/ (and so serve's V8 code cache): here, this `node`,
+# stripped as the node stage strips it (when binutils is here), and this machine's CA bundle.
+step "node stage: this node, stripped (strip --strip-all), and the CA bundle"
+image="$work/image"
+mkdir -p "$image/usr/local/bin" "$image/app" "$image/etc/ssl/certs"
+cp "$(command -v node)" "$image/usr/local/bin/node"
+if command -v strip >/dev/null 2>&1; then
+  strip --strip-all "$image/usr/local/bin/node"
+else
+  echo "!!! node not stripped: no strip (binutils) here; the Dockerfile's node stage installs it" >&2
+fi
+cp /etc/ssl/certs/ca-certificates.crt "$image/etc/ssl/certs/" 2>/dev/null || echo "!!! no CA bundle here" >&2
 
-step "final stage: /app = package.json, node_modules, dist, init"
-app="$work/app"
-mkdir -p "$app"
-cp "$work/deps/package.json" "$app/package.json"
-cp -R "$work/deps/node_modules" "$app/node_modules"
-cp -R "$work/src/dist" "$app/dist"
-cp -R "$root/init" "$app/init"
-for dev in esbuild vitest typescript @biomejs; do
-  [ ! -e "$app/node_modules/$dev" ] || fail "dev dependency $dev is in the runtime node_modules"
-done
-for runtime in @grpc/grpc-js grpc-health-check; do
-  [ -e "$app/node_modules/$runtime" ] || fail "$runtime (loaded at run time, outside the bundle) is missing"
-done
-echo "size: $(du -sh "$app" | cut -f1) (node_modules $(du -sh "$app/node_modules" | cut -f1))"
-
+step "final stage: /usr/local/bin/node and the CA bundle from the node stage, /app/dist from the build stage, /app/init"
+cp -R "$work/src/dist" "$image/app/dist"
+cp -R "$root/init" "$image/app/init"
 # The image's environment and nothing else; commands run through it as the image's entrypoint (minus tini).
-# An array, not a function: a backgrounded function would be a subshell, and $! its pid rather than serve's.
+# Arrays, not functions: a backgrounded function would be a subshell, and $! its pid rather than the command's.
+cli=("$image/usr/local/bin/node" "$image/app/dist/cli.mjs")
+as_user=()
+if [ "$(id -u)" = 0 ]; then as_user=(setpriv --reuid=65532 --regid=65532 --clear-groups); fi
+files=$work files_host=$work
+else
+  [ "$(id -u)" = 0 ] || fail "--rootfs needs root (chroot)"
+  image=$rootfs
+  step "the image's root filesystem: $image"
+  for path in bin/sh bin/sleep usr/bin/tini usr/sbin/iptables-nft usr/sbin/iptables-legacy usr/sbin/ip6tables \
+    etc/ssl/certs/ca-certificates.crt usr/local/bin/node; do
+    [ -e "$image/$path" ] || fail "the image has no /$path"
+  done
+  echo "/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle and node: present"
+  # Each command in a private mount namespace with /proc and /dev, chrooted as OHC_USER (if set) into the image.
+  # shellcheck disable=SC2016 # expanded by that sh.
+  in_image='mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" &&
+    exec env -u OHC_USER chroot ${OHC_USER:+--userspec=$OHC_USER} "$0" "$@"'
+  cli=(unshare --mount -- sh -c "$in_image" "$image" /usr/local/bin/node /app/dist/cli.mjs)
+  as_user=(OHC_USER=65532:65532)
+  # Files the commands read (the webhook's certificate), inside the image, where a chrooted command finds them.
+  files_in_image=$(mktemp -d "$image/tmp/osm-hc-smoke.XXXXXX")
+  chmod 755 "$files_in_image"
+  files=${files_in_image#"$image"} files_host=$files_in_image
+fi
+unwanted=$(find "$image/app" "$image/usr/local" \( -name npm -o -name npx -o -name corepack -o -name 'yarn*' -o -name node_modules \
+  -o -name '@types' -o -name '*.map' -o -name '*.ts' \) -print)
+[ -z "$unwanted" ] || fail "the final stage holds what never runs: $unwanted"
+echo "size: /app $(du -sh "$image/app" | cut -f1), node $(du -sh "$image/usr/local/bin/node" | cut -f1)"
+
 image_env=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production)
-cli=("$(command -v node)" "$app/dist/cli.mjs")
 
 step "--version"
 want=$(node -p "require('$root/package.json').version")
@@ -81,43 +149,69 @@ got=$("${image_env[@]}" "${cli[@]}" --version)
 [ "$got" = "$want" ] || fail "--version printed '$got', expected '$want'"
 echo "$got"
 
-step "serve: as uid 65532, /healthz answers and a gRPC probe runs (gRPC loads from node_modules)"
-as_user=()
-if [ "$(id -u)" = 0 ]; then as_user=(setpriv --reuid=65532 --regid=65532 --clear-groups); fi
+step "serve: as uid 65532, /healthz answers and a gRPC probe of a SERVING app passes (dist/commands/grpc-kit.cjs)"
+# The app: bench/app.mjs from the checkout (a gRPC health server answering SERVING), on loopback.
+node "$root/bench/app.mjs" >"$work/app.json" 2>&1 &
+app_pid=$!
+for _ in $(seq 100); do [ -s "$work/app.json" ] && break; sleep 0.1; done
+grpc_port=$(node -p "JSON.parse(require('node:fs').readFileSync('$work/app.json', 'utf8')).grpc") ||
+  fail "the gRPC app did not start: $(cat "$work/app.json")"
+table="{\"startup\":{\"app\":{\"grpc\":{\"port\":$grpc_port}}}}"
 log="$work/serve.log"
-# Port 9 (discard) has no gRPC server: the probe must fail with 503, which takes gRPC loaded and running.
-table='{"startup":{"app":{"grpc":{"port":9}}}}'
 "${image_env[@]}" OSM_HEALTHCHECK_PORTS=0,0,0,0 OSM_HEALTHCHECK_HOST=127.0.0.1 OSM_HEALTHCHECK_PROBES="$table" \
   "${as_user[@]}" "${cli[@]}" serve >"$log" 2>&1 &
 serve_pid=$!
-for _ in $(seq 100); do
-  grep -q '"msg":"serving"' "$log" && break
-  kill -0 "$serve_pid" 2>/dev/null || fail "serve exited: $(cat "$log")"
-  sleep 0.1
-done
-grep -q '"msg":"serving"' "$log" || fail "serve did not log its start-up line within 10 s: $(cat "$log")"
-# The start-up line names the ports it bound; /healthz is on the healthcheck (4th) port.
-# shellcheck disable=SC2016 # JavaScript template literals, not shell expansions.
-node -e '
-  const line = require("node:fs").readFileSync(process.argv[1], "utf8").split("\n").find((l) => l.includes("\"msg\":\"serving\""));
-  const { ports } = JSON.parse(line);
-  const get = async (port, path) => {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`);
-    return `${res.status} ${(await res.text()).trim()}`;
-  };
-  (async () => {
-    const healthz = await get(ports.healthcheck, "/healthz");
-    const startup = await get(ports.startup, "/osm-startup-probe/app");
-    console.log(`/healthz: ${healthz}\n/osm-startup-probe/app: ${startup}`);
-    if (!healthz.startsWith("200 ")) throw new Error(`/healthz answered ${healthz}`);
-    if (!/^503 startup app: grpc /.test(startup)) throw new Error(`the gRPC probe answered ${startup}`);
-  })().catch((err) => { console.error(err.message); process.exit(1); });
-' "$log" || fail "serve answered wrongly; its log: $(cat "$log")"
-kill -TERM "$serve_pid"
-status=0
-wait "$serve_pid" || status=$?
-serve_pid=
-[ "$status" = 0 ] || fail "serve exited $status on SIGTERM: $(cat "$log")"
+await_line "$log" "$serve_pid" serving
+ports=$(field "$log" serving '[line.ports.liveness, line.ports.readiness, line.ports.startup, line.ports.healthcheck].join()')
+healthz=$(get "http://127.0.0.1:${ports##*,}/healthz")
+startup=$(get "http://127.0.0.1:$(cut -d, -f3 <<<"$ports")/osm-startup-probe/app")
+printf '/healthz: %s\n/osm-startup-probe/app: %s\n' "$healthz" "$startup"
+[ "$healthz" = "200 ok" ] || fail "/healthz answered '$healthz'"
+case $startup in "200 startup app: grpc 127.0.0.1:$grpc_port service \"\" -> SERVING "*) ;; *) fail "the gRPC probe answered '$startup'" ;; esac
+
+step "wait: against that serve's ports"
+"${image_env[@]}" OSM_HEALTHCHECK_PORTS="$ports" "${as_user[@]}" "${cli[@]}" wait --timeout 10 ||
+  fail "wait did not see serve's /healthz"
+echo "wait: ok"
+
+step "check: that serve's table, through the companion"
+checked=$("${image_env[@]}" OSM_HEALTHCHECK_PROBES="$table" "${as_user[@]}" "${cli[@]}" check --via-companion \
+  --ports "$ports" 2>&1) || fail "check failed: $checked"
+echo "$checked" | grep -E '^startup|passed'
+# On SIGTERM serve answers probes until the app is gone: stop the app first, as a pod's shutdown does.
+kill -TERM "$app_pid"
+wait "$app_pid" 2>/dev/null || true
+stop "$serve_pid" "$log"
+
+step "inject: a pod through stdin"
+injected=$("${image_env[@]}" "${as_user[@]}" "${cli[@]}" inject <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: app}
+spec:
+  containers:
+    - name: app
+      image: app:1
+      livenessProbe: {httpGet: {path: /live, port: 8080}}
+EOF
+) || fail "inject failed: $injected"
+grep -q 'path: /osm-liveness-probe/app' <<<"$injected" || fail "inject did not rewrite the probe: $injected"
+echo "inject: liveness probe rewritten to /osm-liveness-probe/app"
+
+step "webhook: as uid 65532 with --tls-cert/--tls-key (a throwaway certificate), /healthz over HTTPS"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost \
+  -addext subjectAltName=IP:127.0.0.1 -keyout "$files_host/tls.key" -out "$files_host/tls.crt" 2>/dev/null ||
+  fail "openssl could not make a certificate"
+chmod 644 "$files_host/tls.key"
+log="$work/webhook.log"
+"${image_env[@]}" "${as_user[@]}" "${cli[@]}" webhook --port 0 --host 127.0.0.1 --tls-cert "$files/tls.crt" \
+  --tls-key "$files/tls.key" >"$log" 2>&1 &
+webhook_pid=$!
+await_line "$log" "$webhook_pid" 'webhook serving'
+healthz=$(get "https://127.0.0.1:$(field "$log" 'webhook serving' line.port)/healthz" "$files_host/tls.crt")
+echo "webhook /healthz: $healthz"
+[ "$healthz" = "200 ok" ] || fail "the webhook's /healthz answered '$healthz'"
+stop "$webhook_pid" "$log"
 
 step "init --dry-run: as root with NET_ADMIN, in a throwaway network namespace"
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1; then

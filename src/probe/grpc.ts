@@ -31,11 +31,10 @@ let kit: Promise<HealthClientKit> | undefined;
 
 /**
  * gRPC is loaded on the first gRPC probe only, and then kept: a companion whose table has no gRPC entry never
- * pays grpc-js's start-up time and memory. The build keeps both packages external for this.
+ * pays grpc-js's start-up time and memory. The build makes grpc-kit.ts a file of its own for this.
  */
 function loadKit(): Promise<HealthClientKit> {
-  kit ??= Promise.all([import('@grpc/grpc-js'), import('grpc-health-check')]).then(([grpc, health]) => {
-    const check = health.service.Check;
+  kit ??= import('./grpc-kit.js').then(({ grpc, check }) => {
     if (check === undefined) throw new Error('grpc-health-check: grpc.health.v1.Health has no Check method');
     return { grpc, check };
   });

@@ -1,23 +1,12 @@
-// The built CLI as the image lays it out (dist/, init/, package.json and the node_modules it loads at run time),
-// copied into a temporary directory every user can read. Tests that run it as another uid (the companion's 65532,
+// The built CLI as the image lays it out (dist/ and init/: the bundles load nothing from node_modules), copied
+// into a temporary directory every user can read. Tests that run it as another uid (the companion's 65532,
 // nobody's 65534) could not read a checkout under a 0700 home or `mktemp -d`. vitest's global setup stages it once
 // per run and removes it afterwards; tests ask for it with stagedCli().
 
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, cpSync, lstatSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join } from 'node:path';
 import { inject } from 'vitest';
-import { common } from '../../scripts/bundle-options.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -40,16 +29,7 @@ export function stagedCli(): string {
 export function stageCli(root: string): Staged {
   const dir = mkdtempSync(join(tmpdir(), 'osm-hc-cli-'));
   try {
-    for (const path of ['dist', 'init', 'package.json'])
-      cpSync(join(root, path), join(dir, path), { recursive: true });
-    for (const pkg of runtimePackages(root)) {
-      const rel = relative(root, pkg);
-      // Without its nested node_modules: the nested packages it needs are in the list themselves.
-      cpSync(pkg, join(dir, rel), {
-        recursive: true,
-        filter: (src) => !relative(pkg, src).split(sep).includes('node_modules'),
-      });
-    }
+    for (const path of ['dist', 'init']) cpSync(join(root, path), join(dir, path), { recursive: true });
     readableByAll(dir);
     assertReachable(dir);
   } catch (err) {
@@ -57,41 +37,6 @@ export function stageCli(root: string): Staged {
     throw err;
   }
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** The packages the bundles leave external (scripts/bundle-options.mjs), and all they depend on, as directories. */
-function runtimePackages(root: string): string[] {
-  const externals = common.external;
-  const found = new Set<string>();
-  const visit = (pkg: string) => {
-    if (found.has(pkg)) return;
-    found.add(pkg);
-    const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as {
-      dependencies?: Record<string, string>;
-      optionalDependencies?: Record<string, string>;
-    };
-    for (const name of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })) {
-      const resolved = resolvePackage(root, pkg, name);
-      if (resolved !== undefined) visit(resolved);
-      else if (manifest.dependencies?.[name] !== undefined)
-        throw new Error(`${pkg} needs ${name}, not installed`);
-    }
-  };
-  for (const name of externals) {
-    const resolved = resolvePackage(root, root, name);
-    if (resolved === undefined) throw new Error(`${name} is not installed under ${root}; run npm ci`);
-    visit(resolved);
-  }
-  return [...found];
-}
-
-/** Node's lookup: `<dir>/node_modules/<name>` from `from` upwards, no higher than `root`. */
-function resolvePackage(root: string, from: string, name: string): string | undefined {
-  for (let dir = from; ; dir = dirname(dir)) {
-    const candidate = join(dir, 'node_modules', name);
-    if (existsSync(join(candidate, 'package.json'))) return candidate;
-    if (dir === root || dirname(dir) === dir) return undefined;
-  }
 }
 
 /** a+r on every file, a+rx on every directory: a checkout made under umask 077 stages readable all the same. */

@@ -4,12 +4,16 @@
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { build } from 'esbuild';
 import { HealthImplementation, type ServingStatus, service } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { common, GRPC_KIT_FILE, grpcKitBundle } from '../../scripts/bundle-options.mjs';
 import { probeGrpc } from '../../src/probe/grpc.js';
 
 const TIMEOUT_MS = 500;
@@ -199,14 +203,15 @@ describe('probeGrpc', () => {
   });
 });
 
-// A fresh Node process runs the module as the build ships it (bundled, gRPC packages external), so what it
-// loads and what keeps it alive are its own: it must not load grpc-js before the first gRPC probe, and it must
-// exit by itself after probes that succeeded and timed out (no channel, socket or timer left running).
+// A fresh Node process runs the module as the build ships it (bundled, gRPC in grpc-kit.cjs beside it, built
+// with the build's own options), so what it loads and what keeps it alive are its own: it must not load gRPC
+// before the first gRPC probe, and it must exit by itself after probes that succeeded and timed out (no channel,
+// socket or timer left running).
 const CHILD = `
 import { createRequire } from 'node:module';
 import { probeGrpc } from './src/probe/grpc.ts';
 const loaded = () =>
-  Object.keys(createRequire(process.cwd() + '/').cache).filter((p) => /grpc-js|grpc-health-check/.test(p)).length > 0;
+  Object.keys(createRequire(process.cwd() + '/').cache).filter((p) => /grpc/.test(p)).length > 0;
 const before = loaded();
 // The first probe loads gRPC inside its budget: give it room on a loaded machine.
 const serving = await probeGrpc({ port: Number(process.env.SERVING_PORT), service: '' }, { host: '127.0.0.1', timeoutMs: 10000 });
@@ -215,24 +220,33 @@ console.log(JSON.stringify({ before, after: loaded(), verdicts: [serving.verdict
 `;
 
 describe('probeGrpc in a fresh process', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'osm-hc-grpc-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
   it('loads gRPC on the first probe only and leaves nothing running', async () => {
     const root = new URL('../..', import.meta.url).pathname;
-    const bundle = await build({
-      stdin: { contents: CHILD, resolveDir: root, loader: 'ts', sourcefile: 'grpc-child.ts' },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      write: false,
-      external: ['@grpc/grpc-js', 'grpc-health-check'],
-      logLevel: 'warning',
-    });
+    const [bundle] = await Promise.all([
+      build({
+        stdin: { contents: CHILD, resolveDir: root, loader: 'ts', sourcefile: 'grpc-child.ts' },
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        write: false,
+        plugins: common.plugins,
+        logLevel: 'warning',
+      }),
+      build({ ...grpcKitBundle(), absWorkingDir: root, outfile: join(dir, GRPC_KIT_FILE) }),
+    ]);
+    writeFileSync(join(dir, 'child.mjs'), bundle.outputFiles[0]?.text ?? '');
     const env = { ...process.env, SERVING_PORT: String(ports.health), SILENT_PORT: String(ports.silent) };
-    const child = spawn(process.execPath, ['--input-type=module'], {
-      cwd: root,
+    const child = spawn(process.execPath, [join(dir, 'child.mjs')], {
+      cwd: dir,
       env,
-      stdio: ['pipe', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
-    child.stdin.end(bundle.outputFiles[0]?.text);
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk;
