@@ -2,14 +2,12 @@
 // and what its validation refuses in a pod spec for the fields inject writes.
 
 import { writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { atLeast, type KubeVersion } from '../../src/kube-version.js';
 import { hasNativeSidecars } from '../../src/rewrite/placement.js';
 import type { PodSpec } from '../../src/rewrite/types.js';
 import { PROBE_KINDS } from '../../src/scheme.js';
-import { makeTestCert } from './tls.js';
+import { startLoopbackHttps } from './loopback-https.js';
 
 /** What GET /version answers: a version body as the API server writes it, or a status to fail with. */
 export type VersionAnswer =
@@ -35,14 +33,9 @@ export function versionBody(minor: string, gitVersion = `v1.${minor.replace('+',
 }
 
 export async function startVersionStandin(initial: VersionAnswer): Promise<VersionStandin> {
-  const cert = makeTestCert();
-  const tokenFile = join(dirname(cert.certFile), 'token');
-  // kubelet writes the projected token with a trailing newline on some runtimes: the client must trim it.
-  writeFileSync(tokenFile, `${TOKEN}\n`);
   let answer = initial;
   let requests = 0;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
+  const https = await startLoopbackHttps((req, res) => {
     if (req.url !== '/version') {
       res.writeHead(404).end();
       return;
@@ -61,29 +54,18 @@ export async function startVersionStandin(initial: VersionAnswer): Promise<Versi
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ ...answer.version, goVersion: 'go1.22.2', platform: 'linux/amd64' }));
   });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const tokenFile = join(dirname(https.cert.certFile), 'token');
+  // kubelet writes the projected token with a trailing newline on some runtimes: the client must trim it.
+  writeFileSync(tokenFile, `${TOKEN}\n`);
   return {
-    url: `https://127.0.0.1:${port}`,
-    caFile: cert.certFile,
+    url: https.url,
+    caFile: https.cert.certFile,
     tokenFile,
     requests: () => requests,
     answer: (next) => {
       answer = next;
     },
-    close: () =>
-      new Promise((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => {
-          cert.cleanup();
-          resolve();
-        });
-      }),
+    close: https.close,
   };
 }
 

@@ -7,11 +7,9 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer } from 'node:https';
-import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { forbidden, type Rbac, status, type Verb } from './kube-rbac.js';
-import { makeTestCert } from './tls.js';
+import { startLoopbackHttps } from './loopback-https.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: stored objects are JSON as the API server keeps it
 type Json = Record<string, any>;
@@ -60,10 +58,8 @@ const SECRETS = /^\/api\/v1\/namespaces\/([^/]+)\/secrets(?:\/([^/?]+))?$/;
 const CONFIGS = /^\/apis\/admissionregistration\.k8s\.io\/v1\/mutatingwebhookconfigurations\/([^/?]+)$/;
 
 export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<KubeStandin> {
-  const cert = makeTestCert();
-  const tokenFile = join(dirname(cert.certFile), 'token');
+  let tokenFile = '';
   let generation = 1;
-  writeFileSync(tokenFile, `token-${generation}\n`);
   const user = `system:serviceaccount:${rbac.namespace}:osm-healthcheck-webhook`;
   const policy: Rbac = { ...rbac, denied: new Set() };
   const secrets = new Map<string, Json>();
@@ -71,7 +67,6 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
   let resourceVersion = 100;
   let outage: 'refuse' | 'hang' | undefined;
   const log: string[] = [];
-  const sockets = new Set<Socket>();
 
   const stamp = (object: Json): Json => {
     resourceVersion += 1;
@@ -180,38 +175,35 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
   }
 
   let held: { count: number; waiting: Array<() => void> } | undefined;
-  const server = createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
-    if (outage === 'hang') return;
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      const answer = () => handle(req, res, body);
-      if (held === undefined || req.method !== 'GET' || !SECRETS.test(req.url ?? '')) return void answer();
-      held.waiting.push(answer);
-      if (held.waiting.length < held.count) return;
-      const { waiting } = held;
-      held = undefined;
-      for (const release of waiting) release();
-    });
-  });
-  server.on('connection', (socket: Socket) => {
-    if (outage === 'refuse') return void socket.destroy();
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const https = await startLoopbackHttps(
+    (req, res) => {
+      if (outage === 'hang') return;
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        const answer = () => handle(req, res, body);
+        if (held === undefined || req.method !== 'GET' || !SECRETS.test(req.url ?? '')) return void answer();
+        held.waiting.push(answer);
+        if (held.waiting.length < held.count) return;
+        const { waiting } = held;
+        held = undefined;
+        for (const release of waiting) release();
+      });
+    },
+    () => outage !== 'refuse',
+  );
+  tokenFile = join(dirname(https.cert.certFile), 'token');
+  writeFileSync(tokenFile, `token-${generation}\n`);
   const put = (store: Map<string, Json>, key: string, object: Json | undefined) => {
     if (object === undefined) store.delete(key);
     else store.set(key, stamp(object));
   };
   return {
-    url: `https://127.0.0.1:${port}`,
-    caFile: cert.certFile,
+    url: https.url,
+    caFile: https.cert.certFile,
     tokenFile,
     user,
     rbac: policy,
@@ -222,7 +214,7 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
     log,
     outage(mode) {
       outage = mode;
-      if (mode !== undefined) for (const socket of sockets) socket.destroy();
+      if (mode !== undefined) for (const socket of https.sockets) socket.destroy();
     },
     holdSecretGets(count) {
       held = { count, waiting: [] };
@@ -231,13 +223,6 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
       generation += 1;
       writeFileSync(tokenFile, `token-${generation}\n`);
     },
-    close: () =>
-      new Promise((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => {
-          cert.cleanup();
-          resolve();
-        });
-      }),
+    close: https.close,
   };
 }
