@@ -1,7 +1,8 @@
 # The osm-healthcheck image: the companion (`serve`, the default command) and the init step (`init`) in one.
 # scripts/image-build.sh runs these same steps without a Docker engine; test/image/ keeps the two in step.
 # Every node pulls it before its first meshed pod starts, so the final stage holds only what runs (issue 18,
-# BENCHMARKS.md "Image"): Node's binary, a slim Debian with iptables and tini, and the bundled dist/.
+# BENCHMARKS.md "Image"): on an empty base, the files of the Debian packages that run (iptables, tini, a shell,
+# coreutils, glibc and libstdc++), Node's binary and the bundled dist/.
 
 # Both bases are arguments with public defaults, so a builder without Docker Hub can pass local ones.
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -25,27 +26,30 @@ RUN node scripts/build.mjs
 
 # What the final stage takes from the Node base, and only that: not npm, npx, corepack or yarn, which nothing runs.
 # Node's binary, stripped of its symbol table and debug information (Node 24.21: 126.6 -> 108.5 MB; V8 and the
-# code cache are the same, only native stack traces lose C++ names). Debian's CA bundle, without the openssl and
-# libssl3 (8.4 MB) that the ca-certificates package depends on: Node links its own OpenSSL.
+# code cache are the same, only native stack traces lose C++ names).
 FROM ${NODE_IMAGE} AS node
 RUN apt-get update \
- && apt-get install -y --no-install-recommends binutils ca-certificates \
+ && apt-get install -y --no-install-recommends binutils \
  && strip --strip-all /usr/local/bin/node
 
-FROM ${DEBIAN_IMAGE}
-# iptables brings both backends (iptables-nft*, iptables-legacy*) and ip6tables for `init`; tini reaps and
-# forwards SIGTERM so `serve` drains. The Debian base keeps /bin/sh and coreutils (the webhook's preStop hook runs
-# `sleep 5`), and glibc and libstdc++, all Node's binary links against. apt-get clean: Debian's own images drop
-# the downloaded packages by themselves, a local base may not.
+# What runs besides Node, as files of Debian packages: iptables brings both backends (iptables-nft*,
+# iptables-legacy*) and ip6tables for `init`; tini reaps and forwards SIGTERM so `serve` drains; dash is /bin/sh
+# and coreutils has `sleep` (the webhook's preStop hook runs `sleep 10`); libc6, libstdc++6 and libgcc-s1 are what
+# Node's binary links against; netbase has /etc/protocols, which iptables reads. ca-certificates for its bundle
+# only. scripts/runtime-root.sh lays out exactly those packages' files and their dependencies' in /rootfs, with
+# a dpkg status listing them; no dpkg, apt, debconf or perl, which only installing packages needs.
+FROM ${DEBIAN_IMAGE} AS runtime
 RUN apt-get update \
- && apt-get install -y --no-install-recommends iptables tini \
- && apt-get clean \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get install -y --no-install-recommends iptables tini ca-certificates
+COPY scripts/runtime-root.sh /usr/local/bin/runtime-root.sh
+RUN runtime-root.sh /rootfs iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase
+
+# An empty base: only the runtime root, Node's binary, dist/ and init/.
+FROM scratch
+COPY --from=runtime /rootfs /
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
-# The system trust store, where TLS clients told to use it look (NODE_EXTRA_CA_CERTS, --use-system-ca, curl);
-# Node's bundled store is the default.
-COPY --from=node /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
-ENV NODE_ENV=production
+# Debian's PATH, which an empty base does not set: the entrypoint finds node, and init the iptables tools, on it.
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production
 WORKDIR /app
 COPY --from=build /src/dist dist
 COPY init init

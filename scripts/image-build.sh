@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The Dockerfile's build without a Docker engine: its build stage runs here, step for step, in a temp dir; the
-# final stage is laid out as the image's root (/usr/local/bin/node, /app/dist, /app/init), checked for what must
-# not be in it, and every subcommand runs from it as the image runs them: --version, `serve` (as uid 65532,
-# /healthz and a gRPC probe), `wait` and `check` against that serve, `inject` (stdin), `webhook` (HTTPS, a
-# throwaway certificate) and `init --dry-run` (as root, in a throwaway netns).
+# The Dockerfile's build without a Docker engine: its build stage runs here, step for step, in a temp dir; as root
+# its runtime stage too (scripts/runtime-root.sh on this machine's Debian packages), and the final stage is laid
+# out as the image's root (that, /usr/local/bin/node, /app/dist, /app/init); without root only the final stage's
+# own files. It is checked for what must not be in it (npm, node_modules, sources; as root dpkg, apt, perl, and
+# that sh, sleep, tini, both iptables backends run in it), and every subcommand runs from it as the image runs
+# them (as root chrooted into it): --version, `serve` (as uid 65532, /healthz and a gRPC probe), `wait` and
+# `check` against that serve, `inject` (stdin), `webhook` (HTTPS, a throwaway certificate) and `init --dry-run`
+# (as root, in a throwaway netns, with the nft and the legacy backend).
 # With --rootfs DIR (root only) nothing is built: the same checks run in the root filesystem of a real image
 # (scripts/image-measure.sh passes its buildah build's), each command chrooted into it as the image runs it.
 # Usage: scripts/image-build.sh [--keep] [--rootfs DIR]   (--keep leaves the temp dir and prints where it is)
@@ -95,41 +98,66 @@ cp -R "$root/src" "$work/src/src"
 (cd "$work/src" && node scripts/build.mjs)
 
 # The node stage is the Node base, whose binary built dist/ (and so serve's V8 code cache): here, this `node`,
-# stripped as the node stage strips it (when binutils is here), and this machine's CA bundle.
-step "node stage: this node, stripped (strip --strip-all), and the CA bundle"
+# stripped as the node stage strips it (when binutils is here).
+step "node stage: this node, stripped (strip --strip-all)"
 image="$work/image"
-mkdir -p "$image/usr/local/bin" "$image/app" "$image/etc/ssl/certs"
-cp "$(command -v node)" "$image/usr/local/bin/node"
+mkdir -p "$work/node"
+cp "$(command -v node)" "$work/node/node"
 if command -v strip >/dev/null 2>&1; then
-  strip --strip-all "$image/usr/local/bin/node"
+  strip --strip-all "$work/node/node"
 else
   echo "!!! node not stripped: no strip (binutils) here; the Dockerfile's node stage installs it" >&2
 fi
-cp /etc/ssl/certs/ca-certificates.crt "$image/etc/ssl/certs/" 2>/dev/null || echo "!!! no CA bundle here" >&2
 
-step "final stage: /usr/local/bin/node and the CA bundle from the node stage, /app/dist from the build stage, /app/init"
+if [ "$(id -u)" = 0 ]; then
+  # The runtime stage on this machine's Debian packages (CI's is bookworm, as the image's base), then the final
+  # stage on it; the checks below run each command chrooted into it, as they do in a real image's root.
+  step "runtime stage: scripts/runtime-root.sh from this machine's packages"
+  "$root/scripts/runtime-root.sh" "$image" iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase
+  rootfs=$image
+else
+  echo "!!! SKIPPED the runtime stage (scripts/runtime-root.sh) and chroot: they need root (CI runs as root);" \
+    "the final stage's files run from here instead" >&2
+  mkdir -p "$image/etc/ssl/certs"
+  cp /etc/ssl/certs/ca-certificates.crt "$image/etc/ssl/certs/" 2>/dev/null || echo "!!! no CA bundle here" >&2
+fi
+step "final stage: /usr/local/bin/node from the node stage, /app/dist from the build stage, /app/init"
+mkdir -p "$image/usr/local/bin" "$image/app"
+cp "$work/node/node" "$image/usr/local/bin/node"
 cp -R "$work/src/dist" "$image/app/dist"
 cp -R "$root/init" "$image/app/init"
+fi
+
 # The image's environment and nothing else; commands run through it as the image's entrypoint (minus tini).
 # Arrays, not functions: a backgrounded function would be a subshell, and $! its pid rather than the command's.
-cli=("$image/usr/local/bin/node" "$image/app/dist/cli.mjs")
-as_user=()
-if [ "$(id -u)" = 0 ]; then as_user=(setpriv --reuid=65532 --regid=65532 --clear-groups); fi
-files=$work files_host=$work
+if [ -z "$rootfs" ]; then
+  cli=("$image/usr/local/bin/node" "$image/app/dist/cli.mjs")
+  as_user=()
+  files=$work files_host=$work
 else
   [ "$(id -u)" = 0 ] || fail "--rootfs needs root (chroot)"
   image=$rootfs
   step "the image's root filesystem: $image"
-  for path in bin/sh bin/sleep usr/bin/tini usr/sbin/iptables-nft usr/sbin/iptables-legacy usr/sbin/ip6tables \
-    etc/ssl/certs/ca-certificates.crt usr/local/bin/node; do
-    [ -e "$image/$path" ] || fail "the image has no /$path"
-  done
-  echo "/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle and node: present"
   # Each command in a private mount namespace with /proc and /dev, chrooted as OHC_USER (if set) into the image.
   # shellcheck disable=SC2016 # expanded by that sh.
   in_image='mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" &&
     exec env -u OHC_USER chroot ${OHC_USER:+--userspec=$OHC_USER} "$0" "$@"'
-  cli=(unshare --mount -- sh -c "$in_image" "$image" /usr/local/bin/node /app/dist/cli.mjs)
+  run_in=(unshare --mount -- sh -c "$in_image" "$image")
+  cli=("${run_in[@]}" /usr/local/bin/node /app/dist/cli.mjs)
+  # What runs in the image besides node, run there: a shell and sleep (the webhook's preStop), tini, iptables
+  # with both backends and ip6tables (through the update-alternatives links too); and the CA bundle.
+  # shellcheck disable=SC2016 # expanded by the image's sh.
+  tools=$(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "${run_in[@]}" /bin/sh -c '
+    sleep 0 && tini --version && for t in iptables-nft iptables-legacy ip6tables-nft ip6tables-legacy iptables ip6tables \
+      iptables-nft-restore iptables-legacy-restore iptables-nft-save iptables-legacy-save; do "$t" --version || exit 1; done &&
+    test -s /etc/ssl/certs/ca-certificates.crt && echo "the CA bundle: present"' 2>&1) ||
+    fail "the image cannot run what it needs: $tools"
+  echo "$tools"
+  echo "/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle: run in the image"
+  # Only what runs: no package manager, nor perl, which only its maintainer scripts need.
+  managers=$(find "$image" -xdev ! -type d \( -name dpkg -o -name 'dpkg-*' -o -name apt -o -name 'apt-*' \
+    -o -name perl -o -name 'perl5*' -o -name debconf \) -print)
+  [ -z "$managers" ] || fail "the image holds package management: $managers"
   as_user=(OHC_USER=65532:65532)
   # Files the commands read (the webhook's certificate), inside the image, where a chrooted command finds them.
   files_in_image=$(mktemp -d "$image/tmp/osm-hc-smoke.XXXXXX")
@@ -213,18 +241,21 @@ echo "webhook /healthz: $healthz"
 [ "$healthz" = "200 ok" ] || fail "the webhook's /healthz answered '$healthz'"
 stop "$webhook_pid" "$log"
 
-step "init --dry-run: as root with NET_ADMIN, in a throwaway network namespace"
+step "init --dry-run: as root with NET_ADMIN, in a throwaway network namespace, with each iptables backend"
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1; then
   echo "!!! SKIPPED init --dry-run: it needs root and iproute2 (CI runs as root)" >&2
 else
   ip netns add "$netns"
-  rules=$("${image_env[@]}" ip netns exec "$netns" "${cli[@]}" init --dry-run 2>&1) || fail "init --dry-run failed: $rules"
+  for backend in nft legacy; do
+    rules=$("${image_env[@]}" ip netns exec "$netns" "${cli[@]}" init --dry-run --backend "$backend" 2>&1) ||
+      fail "init --dry-run --backend $backend failed: $rules"
+    echo "$rules"
+    case $rules in
+      *"# IPv4: iptables-$backend-restore --noflush"*'-A OSM_HEALTHCHECK -p tcp -m tcp --dport 15901:15904 -j ACCEPT'*) ;;
+      *) fail "init --dry-run --backend $backend did not print the bypass rule for iptables-$backend-restore" ;;
+    esac
+  done
   ip netns del "$netns"
-  echo "$rules"
-  case $rules in
-    *'-A OSM_HEALTHCHECK -p tcp -m tcp --dport 15901:15904 -j ACCEPT'*) ;;
-    *) fail "init --dry-run did not print the bypass rule" ;;
-  esac
 fi
 
 echo "image-build: ok"

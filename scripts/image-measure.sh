@@ -180,9 +180,11 @@ for label in before after; do
   sizes=$(layer_bytes "$work/$label-oci")
   mount_image "$image"
   if [ "$label" = before ]; then mnt_before=$mnt; else mnt_after=$mnt; fi
-  missing=$(chroot "$mnt" ldd /usr/local/bin/node | grep 'not found' || true)
+  # The dynamic loader's own listing (what ldd runs; the after-image has no ldd, which is libc-bin's).
+  missing=$(chroot "$mnt" /lib64/ld-linux-x86-64.so.2 --list /usr/local/bin/node 2>&1 | grep 'not found' || true)
   [ -z "$missing" ] || fail "$image: node lacks libraries: $missing"
-  modules=$(find "$mnt/app" "$mnt/usr/local/lib" -name node_modules -prune -print0 2>/dev/null |
+  # The after-image has no /usr/local/lib at all.
+  modules=$({ find "$mnt/app" "$mnt/usr/local/lib" -name node_modules -prune -print0 2>/dev/null || true; } |
     xargs -0 -r du -sbc | tail -1 | cut -f1)
   # -L too: the node image's yarn links are absolute, so from here they point nowhere.
   tools=$(for t in npm npx corepack yarn yarnpkg; do

@@ -1,5 +1,6 @@
 // The image: the Dockerfile says what the pod spec that `inject` writes relies on and ships only what runs,
-// scripts/image-build.sh runs the Dockerfile's own build steps and every subcommand from the layout, and
+// scripts/image-build.sh runs the Dockerfile's own build steps and every subcommand from the layout (as root
+// chrooted into a runtime root that scripts/runtime-root.sh assembled, as the Dockerfile does), and
 // scripts/image-measure.sh (a real buildah build, not run here) passes the Dockerfile's build arguments.
 
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ const DOCKERFILE = readFileSync(`${ROOT}Dockerfile`, 'utf8');
 const SCRIPT = readFileSync(`${ROOT}scripts/image-build.sh`, 'utf8');
 const MEASURE = readFileSync(`${ROOT}scripts/image-measure.sh`, 'utf8');
 const FINAL = STAGES.at(-1);
+const RUNTIME = STAGES.find((s) => s.name === 'runtime');
 const collapse = (text: string) => text.replace(/\s+/g, ' ');
 
 function argsOf(keyword: string): string[] {
@@ -22,11 +24,12 @@ function argsOf(keyword: string): string[] {
 }
 
 describe('Dockerfile', () => {
-  it('builds on the Node base and ends on a slim Debian holding only what runs', () => {
+  it('builds on the Node base, assembles the runtime on Debian and ends on an empty base holding only what runs', () => {
     expect(STAGES.map((s) => [s.name, s.from])).toEqual([
       ['build', `\${NODE_IMAGE}`],
       ['node', `\${NODE_IMAGE}`],
-      ['', `\${DEBIAN_IMAGE}`],
+      ['runtime', `\${DEBIAN_IMAGE}`],
+      ['', 'scratch'],
     ]);
   });
 
@@ -45,7 +48,11 @@ describe('Dockerfile', () => {
       want: '["/usr/bin/tini", "--", "node", "/app/dist/cli.mjs"]',
     },
     { name: 'the default command is serve', keyword: 'CMD', want: '["serve"]' },
-    { name: 'NODE_ENV is production', keyword: 'ENV', want: 'NODE_ENV=production' },
+    {
+      name: "NODE_ENV is production, and PATH Debian's (an empty base has none)",
+      keyword: 'ENV',
+      want: 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production',
+    },
     {
       name: "the default user is the companion's non-root uid",
       keyword: 'USER',
@@ -55,22 +62,31 @@ describe('Dockerfile', () => {
     expect(argsOf(keyword)).toEqual([want]);
   });
 
-  it('installs iptables (both backends, ip6tables) and tini, and keeps no apt lists or archives', () => {
-    expect(runCommands(FINAL ?? { name: '', from: '', instructions: [] })).toEqual([
+  it('the runtime stage installs iptables (both backends, ip6tables), tini and the CA bundle, then lays out their files', () => {
+    expect(runCommands(RUNTIME ?? { name: '', from: '', instructions: [] })).toEqual([
       'apt-get update',
-      'apt-get install -y --no-install-recommends iptables tini',
-      'apt-get clean',
-      'rm -rf /var/lib/apt/lists/*',
+      'apt-get install -y --no-install-recommends iptables tini ca-certificates',
+      'runtime-root.sh /rootfs iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase',
     ]);
   });
 
-  it("copies only Node's binary (no npm, npx, corepack, yarn), the CA bundle, dist and init: no node_modules", () => {
+  it('the final stage runs nothing: it has no shell of its own to run it with', () => {
+    expect(runCommands(FINAL ?? { name: '', from: '', instructions: [] })).toEqual([]);
+  });
+
+  it("copies the runtime root, Node's binary (no npm, npx, corepack, yarn), dist and init: no node_modules", () => {
     expect(argsOf('COPY')).toEqual([
+      '--from=runtime /rootfs /',
       '--from=node /usr/local/bin/node /usr/local/bin/node',
-      '--from=node /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt',
       '--from=build /src/dist dist',
       'init init',
     ]);
+  });
+
+  it('scripts/image-build.sh assembles the runtime root from the same packages', () => {
+    const assemble = runCommands(RUNTIME ?? { name: '', from: '', instructions: [] }).at(-1) ?? '';
+    const packages = assemble.split(' ').slice(2).join(' ');
+    expect(SCRIPT).toContain(`"$root/scripts/runtime-root.sh" "$image" ${packages}\n`);
   });
 
   it.each(
@@ -85,7 +101,7 @@ describe('Dockerfile', () => {
     const node = STAGES.find((s) => s.name === 'node');
     const strip = node && runCommands(node).find((c) => c.startsWith('strip '));
     expect(strip).toBe('strip --strip-all /usr/local/bin/node');
-    expect(SCRIPT).toContain('strip --strip-all "$image/usr/local/bin/node"');
+    expect(SCRIPT).toContain('strip --strip-all "$work/node/node"');
   });
 
   it.each(
@@ -115,15 +131,18 @@ if (shellcheck.exitCode !== 0 && process.env.CI !== 'true') {
 }
 
 describe.skipIf(shellcheck.exitCode !== 0 && process.env.CI !== 'true')('shellcheck', () => {
-  it.each(['scripts/image-build.sh', 'scripts/image-measure.sh'])('%s', async (script) => {
-    const result = await execa('shellcheck', [script], { cwd: ROOT, reject: false });
-    expect(result.stdout).toBe('');
-    expect(result.exitCode).toBe(0);
-  });
+  it.each(['scripts/image-build.sh', 'scripts/image-measure.sh', 'scripts/runtime-root.sh'])(
+    '%s',
+    async (script) => {
+      const result = await execa('shellcheck', [script], { cwd: ROOT, reject: false });
+      expect(result.stdout).toBe('');
+      expect(result.exitCode).toBe(0);
+    },
+  );
 });
 
 describe('scripts/image-build.sh', () => {
-  it('lays out the final stage without npm, node_modules or sources and runs every subcommand from it', async () => {
+  it('lays out the image without npm, node_modules or sources (as root: without dpkg, apt or perl) and runs every subcommand from it', async () => {
     const result = await execa('bash', [`${ROOT}scripts/image-build.sh`], { reject: false, all: true });
     expect(result.exitCode, result.all).toBe(0);
     const version = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).version;
@@ -137,8 +156,20 @@ describe('scripts/image-build.sh', () => {
     expect(result.all).toContain('inject: liveness probe rewritten');
     expect(result.all).toContain('webhook /healthz: 200 ok');
     if (process.getuid?.() === 0) {
-      expect(result.all).toContain('-A OSM_HEALTHCHECK -p tcp -m tcp --dport 15901:15904 -j ACCEPT');
+      // Chrooted into the runtime root with Node's binary, dist/ and init/, as the image runs.
+      expect(result.all).toContain('== runtime stage: scripts/runtime-root.sh');
+      expect(result.all).toContain(
+        '/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle: run in the image',
+      );
+      for (const backend of ['nft', 'legacy']) {
+        expect(result.all).toMatch(
+          new RegExp(
+            `# IPv4: iptables-${backend}-restore --noflush\\n(?:.*\\n)*?-A OSM_HEALTHCHECK -p tcp -m tcp --dport 15901:15904 -j ACCEPT\\n`,
+          ),
+        );
+      }
     } else {
+      expect(result.all).toContain('!!! SKIPPED the runtime stage');
       expect(result.all).toContain('!!! SKIPPED init --dry-run');
     }
     expect(result.all).toMatch(/image-build: ok\n?$/);
