@@ -54,6 +54,19 @@ async function standin(...args: Parameters<typeof startVersionStandin>): Promise
   return server;
 }
 
+/** A webhook whose API server address refuses every connection (a port nothing listens on). */
+async function unreachableWebhook() {
+  const port = await closedPort();
+  const cert = makeTestCert();
+  cleanups.push(async () => cert.cleanup());
+  const harness = await webhookFor({
+    url: `https://127.0.0.1:${port}`,
+    caFile: cert.certFile,
+    tokenFile: tokenFile('any'),
+  });
+  return { port, harness };
+}
+
 async function webhookFor(
   api: { url: string; caFile: string; tokenFile: string },
   sidecarGate = false,
@@ -163,14 +176,7 @@ describe('the webhook with --native-sidecar, per cluster version', () => {
   });
 
   it('an API server it cannot reach: the companion first, and it keeps asking', async () => {
-    const port = await closedPort();
-    const cert = makeTestCert();
-    cleanups.push(async () => cert.cleanup());
-    const harness = await webhookFor({
-      url: `https://127.0.0.1:${port}`,
-      caFile: cert.certFile,
-      tokenFile: tokenFile('any'),
-    });
+    const { port, harness } = await unreachableWebhook();
     const first = await harness.logLine((l) => String(l.msg).startsWith('kubernetes version not known'));
     expect(first).toMatchObject({ level: 'warn', attempt: 1, retryInMs: 20 });
     expect(String(first.err)).toMatch(`GET https://127.0.0.1:${port}/version: connect ECONNREFUSED`);
@@ -203,14 +209,7 @@ describe('the webhook with --native-sidecar, per cluster version', () => {
   });
 
   it('an API server it cannot reach: a Job pod untouched, the warning saying why', async () => {
-    const port = await closedPort();
-    const cert = makeTestCert();
-    cleanups.push(async () => cert.cleanup());
-    const harness = await webhookFor({
-      url: `https://127.0.0.1:${port}`,
-      caFile: cert.certFile,
-      tokenFile: tokenFile('any'),
-    });
+    const { harness } = await unreachableWebhook();
     const failed = await harness.logLine((l) => String(l.msg).startsWith('kubernetes version not known'));
     const response = await admitted(harness, jobPod, 'job-unreachable');
     expect(response.patch).toBeUndefined();
