@@ -182,31 +182,27 @@ export function serveBundle() {
   };
 }
 
-/** esbuild options for dist/commands/serve-metrics.cjs, which serve requires on the first GET /metrics. */
-export function metricsBundle() {
+/** A CommonJS file beside the commands, minified, that a command requires only on first use. */
+function lazyCjsBundle(entryPoint, file, plugins) {
   return {
     ...common,
-    entryPoints: [METRICS_EXPOSITION],
+    entryPoints: [entryPoint],
     outdir: undefined,
-    outfile: `dist/commands/${METRICS_FILE}`,
+    outfile: `dist/commands/${file}`,
     format: 'cjs',
     minify: true,
     banner: {},
-    plugins: [leanPromClient],
+    plugins,
   };
+}
+
+/** esbuild options for dist/commands/serve-metrics.cjs, which serve requires on the first GET /metrics. */
+export function metricsBundle() {
+  return lazyCjsBundle(METRICS_EXPOSITION, METRICS_FILE, [leanPromClient]);
 }
 
 /** esbuild options for dist/commands/grpc-kit.cjs, which serve and check load on their first gRPC probe. */
 /** @returns {import('esbuild').BuildOptions & { metafile: true }} */
 export function grpcKitBundle() {
-  return {
-    ...common,
-    entryPoints: [GRPC_KIT],
-    outdir: undefined,
-    outfile: `dist/commands/${GRPC_KIT_FILE}`,
-    format: 'cjs',
-    minify: true,
-    banner: {},
-    plugins: [inlineHealthProto],
-  };
+  return lazyCjsBundle(GRPC_KIT, GRPC_KIT_FILE, [inlineHealthProto]);
 }
