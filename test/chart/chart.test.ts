@@ -187,6 +187,34 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
     });
   });
 
+  it.each([
+    { name: 'self-managed TLS', values: {} },
+    { name: 'cert-manager', values: { tls: { certManager: { enabled: true } } } },
+  ])('another release namespace ($name): every reference to the namespace follows it', async ({ values }) => {
+    const objects = await renderChart(values, ['--namespace', 'mesh-system']);
+    const namespaces = new Set<string>();
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(walk);
+      else if (typeof value === 'object' && value !== null) {
+        for (const [key, v] of Object.entries(value)) {
+          if (key === 'namespace' && typeof v === 'string') namespaces.add(v);
+          walk(v);
+        }
+      }
+    };
+    walk(objects);
+    expect([...namespaces]).toEqual(['mesh-system']);
+    const text = JSON.stringify(objects);
+    expect(text).not.toContain('.osm-healthcheck.svc');
+    expect(text).not.toContain('osm-healthcheck/osm-healthcheck-webhook');
+  });
+
+  it('a tag alone: repository:tag', async () => {
+    const c = container(await renderChart({ image: { repository: 'registry.example/hc', tag: '1.0' } }));
+    expect(c.image).toBe('registry.example/hc:1.0');
+    expect(env(c, 'OSM_HEALTHCHECK_IMAGE')?.value).toBe(c.image);
+  });
+
   it('podDisruptionBudget.enabled=false: no PodDisruptionBudget', async () => {
     const objects = await renderChart({ podDisruptionBudget: { enabled: false } });
     expect(objects.filter((o) => o.kind === 'PodDisruptionBudget')).toEqual([]);
