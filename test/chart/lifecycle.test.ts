@@ -32,6 +32,9 @@ describe.skipIf(skipWithoutHelm('chart lifecycle tests'))('the chart over a rele
       renderChart({ image: { tag: '0.2.0' } }),
     ]);
     expect(after.map(id)).toEqual(before.map(id));
+    // helm template prints in Helm's install order: the configuration last, after the Service and Deployment
+    // that answer it (Helm ranks no webhook configuration kind, and puts those it does not rank last).
+    expect(after.map((o) => o.kind).at(-1)).toBe('MutatingWebhookConfiguration');
     const changed = after.filter((o, i) => JSON.stringify(o) !== JSON.stringify(before[i])).map(id);
     expect(changed).toEqual(['Deployment/osm-healthcheck-webhook']);
     // Within it, the image and the image it injects, and nothing else.
