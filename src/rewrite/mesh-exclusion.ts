@@ -100,7 +100,7 @@ export function exclusionAnnotation(
   const existing = annotations?.[annotation];
   const spans = existing === undefined || existing.trim() === '' ? [] : parseExclusionList(mesh, existing);
   if (spans === undefined) {
-    return { invalid: `${annotation}: "${existing}" is no list ${MESH_FORMATS[mesh].source} accepts` };
+    return { invalid: `"${existing}" is no list ${MESH_FORMATS[mesh].source} accepts` };
   }
   const missing: number[] = [];
   for (let p: number = PORT_RANGE.first; p <= PORT_RANGE.last; p++) {

@@ -110,7 +110,9 @@ export function rewritePodSpec(
     annotations,
   });
   if (interception.bypass === 'invalid') {
-    throw new ManifestError(resource, [], `metadata.annotations.${interception.problem}`);
+    // inject checks this first, naming the annotation's own line (manifest.ts); the webhook never asks.
+    const { annotation, problem } = interception;
+    throw new ManifestError(resource, [], `metadata.annotations.${annotation}: ${problem}`);
   }
   if (interception.bypass === 'none') {
     // As for a pod that must end and cannot: the whole pod as it came, rather than one the API server refuses.
