@@ -142,7 +142,8 @@ export function watchNamespacePolicies(options: NamespacePoliciesOptions): Names
       const answer = await kubeWatch(
         api,
         path,
-        (watchSeconds + 30) * 1000,
+        // The API server's timeoutSeconds, and some room for it to close the stream itself.
+        watchSeconds * 1000 + Math.min(30_000, watchSeconds * 1000),
         (line) => {
           if (failure !== undefined) return;
           try {

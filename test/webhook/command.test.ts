@@ -153,6 +153,12 @@ describe('webhook', () => {
     },
     { name: 'an unknown flag', args: ['--tls'], code: 2, message: "Unknown option '--tls'" },
     {
+      name: 'a Pod Security default that is no level',
+      args: ['--tls-cert', 'c', '--tls-key', 'k', '--pod-security-default', 'Baseline'],
+      code: 2,
+      message: '--pod-security-default must be one of privileged, baseline, restricted, got "Baseline"',
+    },
+    {
       name: 'an API server without TLS',
       args: ['--tls-cert', 'c', '--tls-key', 'k', '--native-sidecar', '--kube-api', 'http://10.96.0.1'],
       code: 2,

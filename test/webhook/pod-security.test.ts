@@ -269,6 +269,41 @@ describe('the namespace watch', () => {
     expect(await initOf('open')).toBe(true);
   });
 
+  it('a watch that goes quiet (a half-open connection) is given up and opened again', async () => {
+    await harness.close();
+    harness = await startHarness({
+      podSecurity: {
+        defaultLevel: 'privileged',
+        api: { url: standin.url, caFile: standin.caFile, tokenFile: standin.tokenFile },
+        backoff: FAST,
+        watchSeconds: 1,
+      },
+    });
+    await harness.logLine((l) => l.msg === 'namespaces listed');
+    const lists = () => standin.namespaces.requests.filter((r) => r === 'list').length;
+    const watches = () => standin.namespaces.requests.filter((r) => r.startsWith('watch')).length;
+    const listed = lists();
+    // The API server ends each watch at timeoutSeconds (1 s): watched again at once, never listed again.
+    const first = watches();
+    await expect.poll(watches, { timeout: 5000 }).toBeGreaterThan(first + 1);
+    standin.outage('hang');
+    // The open watch is cut (socket hang up); the next one is accepted and never answered.
+    const quiet = await harness.logLine(
+      (l) =>
+        l.msg === 'namespace watch failed: Pod Security levels may lag until it is back' &&
+        String(l.err).includes('nothing within'),
+    );
+    expect(String(quiet.err)).toMatch(
+      /^GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces\?watch=1.*: nothing within 2000 ms$/,
+    );
+    // Meanwhile admissions go on from what was listed.
+    expect(await initOf('open')).toBe(true);
+    standin.outage(undefined);
+    const before = watches();
+    await expect.poll(watches, { timeout: 5000 }).toBeGreaterThan(before);
+    expect(lists()).toBe(listed);
+  });
+
   it('--pod-security-default applies to namespaces without the label', async () => {
     await harness.close();
     harness = await webhook('baseline');
