@@ -161,6 +161,10 @@ export async function kubeWatch(
         res.on('data', (chunk: string) => {
           idle.refresh();
           pending += chunk;
+          if (pending.length > MAX_BODY) {
+            req.destroy(new Error(`a watch event over ${MAX_BODY} bytes`));
+            return;
+          }
           if (res.statusCode !== 200) return;
           let newline = pending.indexOf('\n');
           while (newline >= 0) {
@@ -169,7 +173,6 @@ export async function kubeWatch(
             if (line !== '') onLine(line);
             newline = pending.indexOf('\n');
           }
-          if (pending.length > MAX_BODY) req.destroy(new Error(`a watch event over ${MAX_BODY} bytes`));
         });
         res.on('end', () => {
           clearTimeout(idle);

@@ -76,11 +76,14 @@ export function watchNamespacePolicies(options: NamespacePoliciesOptions): Names
   const watchSeconds = options.watchSeconds ?? WATCH_SECONDS;
   let policies: Map<string, EnforcedPolicy> | undefined;
   let resourceVersion: string | undefined;
-  let why = 'not listed yet';
+  /** The last failure, while the namespaces were never listed. */
+  let why: string | undefined;
   let closed = false;
   /** 410s in a row without an event between: a second one waits, so a confused API server is not hammered. */
   let expiries = 0;
   const stop = new AbortController();
+
+  const notListed = () => `namespaces not listed yet${why === undefined ? '' : `: ${why}`}`;
 
   const policyOf = (object: Namespace): [string, EnforcedPolicy] | undefined => {
     const name = object.metadata?.name;
@@ -131,7 +134,9 @@ export function watchNamespacePolicies(options: NamespacePoliciesOptions): Names
     else policies.set(...entry);
   }
 
-  async function watch(): Promise<void> {
+  /** Watches until the stream ends; how many events (bookmarks included) it carried. */
+  async function watch(): Promise<number> {
+    let lines = 0;
     const path = `/api/v1/namespaces?watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(resourceVersion ?? '')}&timeoutSeconds=${watchSeconds}`;
     // A failing apply (410, a broken event) ends this watch through the error it throws out of kubeWatch.
     let failure: unknown;
@@ -146,6 +151,7 @@ export function watchNamespacePolicies(options: NamespacePoliciesOptions): Names
         watchSeconds * 1000 + Math.min(30_000, watchSeconds * 1000),
         (line) => {
           if (failure !== undefined) return;
+          lines += 1;
           try {
             apply(line);
           } catch (err) {
@@ -163,6 +169,7 @@ export function watchNamespacePolicies(options: NamespacePoliciesOptions): Names
       if (answer !== undefined && answer.status !== 200) {
         throw new Error(`watch namespaces ${statusLine(answer.status, answer.text)}`);
       }
+      return lines;
     } finally {
       stop.signal.removeEventListener('abort', onStop);
     }
@@ -186,8 +193,13 @@ export function watchNamespacePolicies(options: NamespacePoliciesOptions): Names
       try {
         if (resourceVersion === undefined) await list();
         failures = 0;
-        await watch();
-        // The API server ended the watch at its timeoutSeconds: watch again from where it stopped.
+        const started = performance.now();
+        const events = await watch();
+        // The API server ended the watch at its timeoutSeconds: watch again from where it stopped. One that
+        // ends at once, empty (a proxy in the way), is a failure, or this loop would spin.
+        if (events === 0 && performance.now() - started < 1000) {
+          throw new Error('watch namespaces: the watch ended at once, without an event');
+        }
       } catch (err) {
         if (closed) return;
         if (err instanceof Expired) {
@@ -220,13 +232,13 @@ export function watchNamespacePolicies(options: NamespacePoliciesOptions): Names
       if (namespace === undefined) {
         return { state: 'unknown', namespace: '', why: 'the admission request names no namespace' };
       }
-      if (policies === undefined) return { state: 'unknown', namespace, why: `namespaces ${why}` };
+      if (policies === undefined) return { state: 'unknown', namespace, why: notListed() };
       const policy = policies.get(namespace);
       return policy === undefined
         ? { state: 'unknown', namespace, why: 'not in the namespace watch yet' }
         : { state: 'known', policy };
     },
-    notReady: () => (policies === undefined ? `namespaces ${why}` : undefined),
+    notReady: () => (policies === undefined ? notListed() : undefined),
     close() {
       closed = true;
       stop.abort();
