@@ -55,6 +55,7 @@ const OPTIONS: Record<string, Partial<RewriteOptions>> = {
   'pod-security-baseline': { podSecurity: level('baseline') },
   'mesh-excluded': { podSecurity: level('restricted') },
   'mesh-exclusion-flag': { podSecurity: level('baseline'), meshExclusion: 'linkerd' },
+  'mesh-excluded-job': { podSecurity: level('restricted'), cluster: known(29) },
 };
 
 /** Inputs injected once per cluster version; `unknown` is inject without --kube-version. */
@@ -209,10 +210,13 @@ describe('the companion starts before every container it answers for, in a shape
     for (const spec of podSpecs(read(golden))) {
       const init = spec.initContainers ?? [];
       const containers = spec.containers ?? [];
-      if (!init.some((c) => c.name === INIT_NAME)) continue;
-      expect(init[0]?.name).toBe(INIT_NAME);
+      const ours = init.some((c) => c.name === INIT_NAME);
       const native = init.some((c) => c.name === COMPANION_NAME);
-      const companion = native ? init[1] : containers[0];
+      // No companion, or an earlier release's left in a pod kept untouched (run-to-completion).
+      if (!ours && !native && containers[0]?.name !== COMPANION_NAME) continue;
+      // Our init container first where there is one (the mesh's annotation may stand in for it).
+      if (ours) expect(init[0]?.name).toBe(INIT_NAME);
+      const companion = native ? init[ours ? 1 : 0] : containers[0];
       expect(companion?.name).toBe(COMPANION_NAME);
       if (native) {
         // Kubelet starts the next container once this native sidecar's startupProbe passed.
