@@ -6,10 +6,13 @@ import { describeValue, HealthcheckError, UsageError } from '../errors.js';
 import { parseKubeVersion } from '../kube-version.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { injectManifests, type OutputFormat } from '../rewrite/manifest.js';
+import { MESH_FORMATS, MESHES, type Mesh } from '../rewrite/mesh-exclusion.js';
 import { type ClusterKnowledge, choosePlacement, NATIVE_SIDECAR_VERSIONS } from '../rewrite/placement.js';
+import { POD_SECURITY_LEVELS, type PodSecurityKnowledge, parseLevel } from '../rewrite/pod-security.js';
 import { type Command, parseFlags } from './command.js';
 
-const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--native-sidecar] [--kube-version X.Y] [-o yaml|json]
+const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--native-sidecar] [--kube-version X.Y]
+                              [--pod-security LEVEL] [--mesh-exclusion MESH] [-o yaml|json]
 
 Rewrites the probes of Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers,
 Jobs, CronJobs (and the items of a List) so kubelet asks the osm-healthcheck companion, and adds the
@@ -29,6 +32,12 @@ Flags:
       --kube-version X.Y       the cluster's Kubernetes version (kubectl version): --native-sidecar is then
                                granted only if it has native sidecars, as the webhook decides; says which on stderr
       --sidecar-containers-gate  with --kube-version 1.28: the SidecarContainers feature gate is on
+      --pod-security LEVEL     the Pod Security level the namespace enforces (${POD_SECURITY_LEVELS.join('|')}), as
+                               the webhook reads it from the namespace: above privileged, no init container
+                               (it needs NET_ADMIN, NET_RAW); a pod whose mesh annotation does not exclude
+                               15901-15904 is then left untouched, with a warning
+      --mesh-exclusion MESH    exclude 15901-15904 with the mesh's own annotation instead of the init container
+                               (${MESHES.map((mesh) => `${mesh}: ${MESH_FORMATS[mesh].annotation}`).join(',\n                               ')})
   -o, --output FORMAT          yaml (default) or json
 
 Pod templates annotated osm-healthcheck/rewrite-probes: "false" are left alone.
@@ -65,6 +74,28 @@ function clusterOf(kubeVersion: string | undefined, sidecarGate: boolean): Clust
   return { state: 'known', version, sidecarGate };
 }
 
+function podSecurityOf(text: string | undefined): PodSecurityKnowledge {
+  if (text === undefined) return { state: 'unchecked' };
+  const level = parseLevel(text);
+  if (level === undefined) {
+    throw new UsageError(
+      `inject: --pod-security must be one of ${POD_SECURITY_LEVELS.join(', ')}, got ${describeValue(text)}`,
+    );
+  }
+  return { state: 'known', policy: { level, version: 'latest', source: '--pod-security' } };
+}
+
+function meshOf(text: string | undefined): Mesh | undefined {
+  if (text === undefined) return undefined;
+  const mesh = MESHES.find((name) => name === text);
+  if (mesh === undefined) {
+    throw new UsageError(
+      `inject: --mesh-exclusion must be one of ${MESHES.join(', ')} (osm: OSM and osm-edge), got ${describeValue(text)}`,
+    );
+  }
+  return mesh;
+}
+
 export const injectCommand: Command = {
   name: 'inject',
   usage: USAGE,
@@ -75,6 +106,8 @@ export const injectCommand: Command = {
       'native-sidecar': { type: 'boolean', default: false },
       'kube-version': { type: 'string' },
       'sidecar-containers-gate': { type: 'boolean', default: false },
+      'pod-security': { type: 'string' },
+      'mesh-exclusion': { type: 'string' },
       output: { type: 'string', short: 'o', default: 'yaml' },
     });
     if (positionals.length > 0) {
@@ -93,7 +126,15 @@ export const injectCommand: Command = {
     const cluster = clusterOf(values['kube-version'], values['sidecar-containers-gate']);
     const placement = choosePlacement(values['native-sidecar'], cluster);
     const source = await readInput(values.filename);
-    const options = { image, nativeSidecar: values['native-sidecar'], cluster };
+    const podSecurity = podSecurityOf(values['pod-security']);
+    const meshExclusion = meshOf(values['mesh-exclusion']);
+    const options = {
+      image,
+      nativeSidecar: values['native-sidecar'],
+      cluster,
+      podSecurity,
+      ...(meshExclusion === undefined ? {} : { meshExclusion }),
+    };
     const { output, warnings, placedRunningPods, notes } = injectManifests(
       source,
       options,

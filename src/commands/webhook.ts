@@ -5,6 +5,7 @@ import { describeValue, UsageError } from '../errors.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { NATIVE_SIDECAR_VERSIONS } from '../rewrite/placement.js';
+import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
 import { MUTATE_PATH } from '../webhook/app.js';
 import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import { startWebhook } from '../webhook/server.js';
@@ -50,7 +51,14 @@ Flags (each also read from the environment variable shown; flags win):
   --sidecar-containers-gate
                        the API server runs 1.28 with the SidecarContainers feature gate on
                        (OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE=true)
-  --kube-api URL       the API server: its version, and self-managed TLS (OSM_HEALTHCHECK_KUBE_API;
+  --pod-security-default LEVEL
+                       the Pod Security level of namespaces without the pod-security.kubernetes.io/enforce
+                       label: the PodSecurity admission configuration's defaults.enforce, which the API
+                       cannot show (${POD_SECURITY_LEVELS.join('|')}; OSM_HEALTHCHECK_POD_SECURITY_DEFAULT;
+                       default privileged, as Kubernetes'). Labels come from a watch of namespaces; above
+                       privileged pods get no init container (README "Pod Security")
+  --kube-api URL       the API server: its version, namespaces' Pod Security labels, and self-managed TLS
+                       (OSM_HEALTHCHECK_KUBE_API;
                        default https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
   --kube-ca FILE       its CA (OSM_HEALTHCHECK_KUBE_CA; default ${SERVICE_ACCOUNT_DIR}/ca.crt)
   --kube-token-file FILE
@@ -104,6 +112,7 @@ async function run(argv: readonly string[]): Promise<void> {
     image: { type: 'string' },
     'native-sidecar': { type: 'boolean' },
     'sidecar-containers-gate': { type: 'boolean' },
+    'pod-security-default': { type: 'string' },
     'kube-api': { type: 'string' },
     'kube-ca': { type: 'string' },
     'kube-token-file': { type: 'string' },
@@ -131,6 +140,14 @@ async function run(argv: readonly string[]): Promise<void> {
     flagOrEnv(values['kube-token-file'], 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE') ??
       join(SERVICE_ACCOUNT_DIR, 'token'),
   );
+  const defaultText =
+    flagOrEnv(values['pod-security-default'], 'OSM_HEALTHCHECK_POD_SECURITY_DEFAULT') ?? 'privileged';
+  const defaultLevel = parseLevel(defaultText);
+  if (defaultLevel === undefined) {
+    throw new UsageError(
+      `--pod-security-default must be one of ${POD_SECURITY_LEVELS.join(', ')}, got ${describeValue(defaultText)}`,
+    );
+  }
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
@@ -159,6 +176,7 @@ async function run(argv: readonly string[]): Promise<void> {
           },
         }
       : {}),
+    podSecurity: { defaultLevel, ...(api === undefined ? {} : { api }) },
     log,
   });
   // Kubernetes stops sending admissions once the endpoint is gone (the Deployment's preStop sleep covers the

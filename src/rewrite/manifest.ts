@@ -16,8 +16,9 @@ import {
 } from 'yaml';
 import { HealthcheckError } from '../errors.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
+import { exclusionAnnotation, MESH_FORMATS } from './mesh-exclusion.js';
 import { withAnnotations } from './metadata.js';
-import { rewritePodSpec } from './pod.js';
+import { isOptedOut, rewritePodSpec } from './pod.js';
 import { syncNode } from './sync.js';
 import type { PodSpec, RewriteOptions } from './types.js';
 import { podTemplates } from './workload.js';
@@ -91,6 +92,15 @@ function injectDocument(
   let placedRunningPods = false;
   for (const { specPath, annotations, resource } of podTemplates(value)) {
     const spec = valueAt(value, specPath);
+    const mesh = options.meshExclusion;
+    if (mesh !== undefined && !isOptedOut(annotations)) {
+      // --mesh-exclusion completes the pod's own list: one the mesh refuses is an error at that annotation.
+      const wanted = exclusionAnnotation(mesh, annotations);
+      if ('invalid' in wanted) {
+        const at = [...specPath.slice(0, -1), 'metadata', 'annotations', MESH_FORMATS[mesh].annotation];
+        throw new ManifestError(resource, at, wanted.invalid);
+      }
+    }
     let result: ReturnType<typeof rewritePodSpec>;
     try {
       result = rewritePodSpec(spec as PodSpec, annotations, options, resource);

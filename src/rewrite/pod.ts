@@ -13,6 +13,7 @@ import {
   initContainer,
 } from './companion.js';
 import { defaultContainerAnnotations } from './default-container.js';
+import { decideInterception } from './interception.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
 import { decideProbe, probeField } from './probe.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
@@ -103,6 +104,24 @@ export function rewritePodSpec(
     // The whole pod as it came: its probes go on as before, through the mesh.
     return { ...unchanged(placement.warn ? [`${resource}: ${placement.reason}`] : []), placement };
   }
+  const interception = decideInterception({
+    podSecurity: options.podSecurity ?? { state: 'unchecked' },
+    meshExclusion: options.meshExclusion,
+    annotations,
+  });
+  if (interception.bypass === 'invalid') {
+    // inject checks this first, naming the annotation's own line (manifest.ts); the webhook never asks.
+    const { annotation, problem } = interception;
+    throw new ManifestError(resource, [], `metadata.annotations.${annotation}: ${problem}`);
+  }
+  if (interception.bypass === 'none') {
+    // As for a pod that must end and cannot: the whole pod as it came, rather than one the API server refuses.
+    const reason = interception.reason;
+    return {
+      ...unchanged([`${resource}: ${reason}`]),
+      placement: { companion: 'untouched', reason, warn: true },
+    };
+  }
   // A native sidecar's startupProbe gates every container after it: with the companion among the app
   // containers it would never start and the pod would hang, so the companion has to be a native sidecar too.
   let decided = placement;
@@ -114,8 +133,12 @@ export function rewritePodSpec(
   const native = decided.companion === 'native-sidecar';
   const shutdownGraceSeconds = graceSeconds(next, resource);
   const companion = companionContainer({ image: options.image, table, native, shutdownGraceSeconds });
-  const result = withCompanion(next, options.image, companion, native);
-  const added = defaultContainerAnnotations(result, annotations);
+  const withInit = interception.bypass === 'init-container';
+  const result = withCompanion(next, options.image, companion, native, withInit);
+  const added = {
+    ...defaultContainerAnnotations(result, annotations),
+    ...(interception.bypass === 'mesh' ? interception.set : {}),
+  };
   const changed = !isDeepStrictEqual(spec, result) || Object.keys(added).length > 0;
   return { spec: result, annotations: added, table, warnings, changed, placement: decided };
 }
@@ -135,18 +158,25 @@ function graceSeconds(spec: PodSpec, resource: string): number {
 }
 
 /**
- * Our init container first (a run-to-completion step: the iptables bypass exists before anything listens).
+ * Our init container first (a run-to-completion step: the iptables bypass exists before anything listens),
+ * unless the mesh's own annotation does its job (interception.ts).
  * Kubelet starts the rest in order and waits, before the next, for a native sidecar's startupProbe and for a
  * container's postStart hook; so the companion goes either right after our init container, as a native
  * sidecar, or first among the containers, with `wait` as its postStart hook. Either way it listens before every
  * sidecar and app container whose probes it answers starts. Earlier copies of both are replaced wherever they
  * were (earlier releases put the companion last), so a new image or placement takes effect.
  */
-function withCompanion(spec: PodSpec, image: string, companion: Container, native: boolean): PodSpec {
+function withCompanion(
+  spec: PodSpec,
+  image: string,
+  companion: Container,
+  native: boolean,
+  withInit: boolean,
+): PodSpec {
   const notOurs = (list: Container[] | undefined) =>
     (list ?? []).filter((container) => !isInjectedContainer(container.name ?? ''));
   const initContainers = [
-    initContainer(image),
+    ...(withInit ? [initContainer(image)] : []),
     ...(native ? [companion] : []),
     ...notOurs(spec.initContainers),
   ];
@@ -157,7 +187,7 @@ function withCompanion(spec: PodSpec, image: string, companion: Container, nativ
     Object.entries(spec).flatMap(([key, value]): [string, unknown][] => {
       if (key === 'initContainers') return [[key, initContainers]];
       if (key !== 'containers') return [[key, value]];
-      return hadInit
+      return hadInit || initContainers.length === 0
         ? [[key, containers]]
         : [
             ['initContainers', initContainers],

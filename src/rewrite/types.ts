@@ -2,7 +2,9 @@
 // Only the fields we touch are typed; everything else rides along untouched in the index signatures.
 
 import type { ProbeTableDocument } from '../table/types.js';
+import type { Mesh } from './mesh-exclusion.js';
 import type { ClusterKnowledge } from './placement.js';
+import type { PodSecurityKnowledge } from './pod-security.js';
 import type { CompanionDecision } from './run-to-completion.js';
 
 /** A port as Kubernetes writes it: a number, or the name of one of the container's ports. */
@@ -74,12 +76,19 @@ export interface RewriteOptions {
   nativeSidecar: boolean;
   /** What is known of the cluster; absent: unchecked (inject without --kube-version). */
   cluster?: ClusterKnowledge;
+  /** The Pod Security level the pod's namespace enforces; absent: unchecked (inject without --pod-security). */
+  podSecurity?: PodSecurityKnowledge;
+  /** inject --mesh-exclusion: exclude 15901-15904 with this mesh's annotation instead of the init container. */
+  meshExclusion?: Mesh;
 }
 
 export interface RewriteResult {
   /** A new spec; the input is never mutated. Equal to the input when `changed` is false. */
   spec: PodSpec;
-  /** Annotations to add to the pod (template)'s metadata, none it has already: kubectl's default container. */
+  /**
+   * Annotations to set on the pod (template)'s metadata: kubectl's default container (never over the pod's own),
+   * and the mesh's inbound port exclusion list with --mesh-exclusion (the pod's own list, completed).
+   */
   annotations: Readonly<Record<string, string>>;
   /** The probe table written into the companion's env (empty when nothing was rewritten). */
   table: ProbeTableDocument;

@@ -6,6 +6,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } f
 import type { Logger } from '../log.js';
 import { ManifestError } from '../rewrite/manifest-error.js';
 import type { ClusterKnowledge } from '../rewrite/placement.js';
+import type { PodSecurityKnowledge } from '../rewrite/pod-security.js';
 import { admit } from './admit.js';
 import type { KeyPair } from './certificate.js';
 import { admissionReview, parseAdmissionReview } from './review.js';
@@ -18,6 +19,8 @@ export interface WebhookAppOptions {
   nativeSidecar: boolean;
   /** What is known of the cluster, asked at each admission: it may change meanwhile. */
   cluster: () => ClusterKnowledge;
+  /** The Pod Security level a namespace enforces, as known at this admission (namespace-policies.ts). */
+  podSecurity: (namespace: string | undefined) => PodSecurityKnowledge;
   log: Logger;
   /** Why /readyz answers 503 (starting, draining, no trusted certificate yet), or undefined when ready. */
   notReady: () => string | undefined;
@@ -94,6 +97,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
       image: options.image,
       nativeSidecar: options.nativeSidecar,
       cluster: options.cluster(),
+      podSecurity: options.podSecurity(namespace),
     };
     const { response, summary, error } = admit(parsed.request, rewrite);
     // summary.warnings: all of them, where the response may carry fewer, shortened (src/webhook/warnings.ts).

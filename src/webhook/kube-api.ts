@@ -1,7 +1,7 @@
 // The webhook's requests to the Kubernetes API server, the way client-go's rest.InClusterConfig talks to it: the
 // service account's token as a bearer token (read again at every request), the cluster CA to verify the server.
 // Each request is bounded in time and body size; a failure says which request and why. GET /version is here;
-// the Secret and MutatingWebhookConfiguration calls are in tls/kube-objects.ts. README.md says why this small
+// the Secret and MutatingWebhookConfiguration calls are in tls/kube-objects.ts; a watch streams (kubeWatch). README.md says why this small
 // client and not @kubernetes/client-node.
 
 import { readFile } from 'node:fs/promises';
@@ -40,6 +40,19 @@ async function readText(file: string, what: string): Promise<string> {
   }
 }
 
+/** The cluster CA and the bearer token, read again for every request. */
+async function credentials(api: KubeApi): Promise<{ ca: string; token: string }> {
+  const [ca, tokenText] = await Promise.all([
+    readText(api.caFile, 'cluster CA'),
+    readText(api.tokenFile, 'service account token'),
+  ]);
+  const token = tokenText.trim();
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    throw new Error(`the service account token ${api.tokenFile} is not one line of printable characters`);
+  }
+  return { ca, token };
+}
+
 export interface KubeAnswer {
   status: number;
   text: string;
@@ -56,14 +69,7 @@ export async function kubeRequest(
   timeoutMs: number,
   body?: unknown,
 ): Promise<KubeAnswer> {
-  const [ca, tokenText] = await Promise.all([
-    readText(api.caFile, 'cluster CA'),
-    readText(api.tokenFile, 'service account token'),
-  ]);
-  const token = tokenText.trim();
-  if (!/^[\x21-\x7e]+$/.test(token)) {
-    throw new Error(`the service account token ${api.tokenFile} is not one line of printable characters`);
-  }
+  const { ca, token } = await credentials(api);
   const url = new URL(path, api.url);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise<KubeAnswer>((resolve, reject) => {
@@ -122,4 +128,70 @@ export async function fetchVersion(api: KubeApi, timeoutMs: number): Promise<Kub
   } catch (err) {
     throw new Error(`GET ${url.href}: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/**
+ * A watch (`?watch=1`): each line of the streamed answer to `onLine` as it arrives. Resolves when the answer ends:
+ * status 200 when the API server closed the stream (its timeoutSeconds), any other status with its body. Rejects,
+ * naming the request, on a connection or TLS failure, a line over MAX_BODY, nothing at all within `idleMs`, or
+ * `signal` (close).
+ */
+export async function kubeWatch(
+  api: KubeApi,
+  path: string,
+  idleMs: number,
+  onLine: (line: string) => void,
+  signal: AbortSignal,
+): Promise<KubeAnswer> {
+  const { ca, token } = await credentials(api);
+  const url = new URL(path, api.url);
+  return new Promise<KubeAnswer>((resolve, reject) => {
+    const fail = (err: Error) => reject(new Error(`GET ${url.href}: ${err.message}`, { cause: err }));
+    const req = request(
+      url,
+      {
+        method: 'GET',
+        ca,
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+        agent: false,
+      },
+      (res) => {
+        let pending = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          idle.refresh();
+          pending += chunk;
+          if (pending.length > MAX_BODY) {
+            req.destroy(new Error(`a watch event over ${MAX_BODY} bytes`));
+            return;
+          }
+          if (res.statusCode !== 200) return;
+          let newline = pending.indexOf('\n');
+          while (newline >= 0) {
+            const line = pending.slice(0, newline).trim();
+            pending = pending.slice(newline + 1);
+            if (line !== '') onLine(line);
+            newline = pending.indexOf('\n');
+          }
+        });
+        res.on('end', () => {
+          clearTimeout(idle);
+          if (res.statusCode === 200 && pending.trim() !== '') onLine(pending.trim());
+          resolve({ status: res.statusCode ?? 0, text: res.statusCode === 200 ? '' : pending });
+        });
+        res.on('error', fail);
+      },
+    );
+    // An answer that stops moving (a half-open connection) is no watch: the API server closes a quiet one at its
+    // timeoutSeconds, and sends bookmarks meanwhile.
+    const idle = setTimeout(() => req.destroy(new Error(`nothing within ${idleMs} ms`)), idleMs);
+    const abort = () => req.destroy(new Error('closed'));
+    signal.addEventListener('abort', abort, { once: true });
+    req.on('close', () => signal.removeEventListener('abort', abort));
+    req.on('error', (err) => {
+      clearTimeout(idle);
+      fail(err);
+    });
+    req.end();
+  });
 }

@@ -4,9 +4,12 @@
 import { HealthcheckError } from '../errors.js';
 import type { KubeVersion } from '../kube-version.js';
 import type { Logger } from '../log.js';
+import type { PodSecurityLevel } from '../rewrite/pod-security.js';
 import { buildWebhookApp, type WebhookApp } from './app.js';
 import type { KeyPair } from './certificate.js';
 import { type Backoff, learnClusterVersion } from './cluster-version.js';
+import type { KubeApi } from './kube-api.js';
+import { watchNamespacePolicies } from './namespace-policies.js';
 import type { TlsKeeper, TlsSource } from './tls-source.js';
 
 export interface WebhookOptions {
@@ -23,6 +26,11 @@ export interface WebhookOptions {
    * that must end (Jobs: a native sidecar or nothing). Absent: the version is not known.
    */
   clusterVersion?: { sidecarGate: boolean; fetchVersion: () => Promise<KubeVersion>; backoff?: Backoff };
+  /**
+   * Each namespace's Pod Security level: from a watch of namespaces on `api`, `defaultLevel` for those without
+   * the label. Without an API server every namespace is taken to enforce `defaultLevel`.
+   */
+  podSecurity?: { defaultLevel: PodSecurityLevel; api?: KubeApi; backoff?: Backoff; watchSeconds?: number };
   log: Logger;
   /** On close, how long open connections get to carry a last admission (answered, then closed); default 5 s. */
   drainMs?: number;
@@ -61,14 +69,38 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
           log,
           ...(clusterVersion.backoff === undefined ? {} : { backoff: clusterVersion.backoff }),
         });
+  const podSecurity = options.podSecurity ?? { defaultLevel: 'privileged' };
+  const namespaces =
+    podSecurity.api === undefined
+      ? undefined
+      : watchNamespacePolicies({
+          api: podSecurity.api,
+          defaultLevel: podSecurity.defaultLevel,
+          log,
+          ...(podSecurity.backoff === undefined ? {} : { backoff: podSecurity.backoff }),
+          ...(podSecurity.watchSeconds === undefined ? {} : { watchSeconds: podSecurity.watchSeconds }),
+        });
   const app = buildWebhookApp({
     tls: pair,
     image: options.image,
     nativeSidecar,
     cluster: () => cluster?.knowledge() ?? { state: 'unknown', why: 'no API server to ask' },
+    podSecurity: (namespace) =>
+      namespaces?.knowledge(namespace) ?? {
+        state: 'known',
+        policy: {
+          level: podSecurity.defaultLevel,
+          version: 'latest',
+          source: 'the default level: no API server to read namespace labels from',
+        },
+      },
     log,
     notReady: () =>
-      !listening || keeper === undefined ? 'starting' : draining ? 'draining' : keeper.notReady(),
+      !listening || keeper === undefined
+        ? 'starting'
+        : draining
+          ? 'draining'
+          : (keeper.notReady() ?? namespaces?.notReady()),
     draining: () => draining,
   });
   const connections = new Set<object>();
@@ -82,6 +114,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   });
   const port = await listen(app, options.port, options.host).catch(async (err) => {
     cluster?.close();
+    namespaces?.close();
     await app.close();
     throw new HealthcheckError('OSM_HC_LISTEN', `cannot listen on port ${options.port}: ${err.message}`, {
       cause: err,
@@ -98,6 +131,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       ...options.tls.describe,
       image: options.image,
       nativeSidecar,
+      podSecurityDefault: podSecurity.defaultLevel,
+      namespaceWatch: namespaces !== undefined,
       ...(clusterVersion === undefined ? {} : { sidecarContainersGate: clusterVersion.sidecarGate }),
     },
     'webhook serving',
@@ -109,6 +144,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       draining = true;
       keeper?.close();
       cluster?.close();
+      namespaces?.close();
       if (connections.size > 0) {
         await new Promise<void>((resolve) => {
           drained = resolve;

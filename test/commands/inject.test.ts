@@ -208,6 +208,30 @@ describe('osm-healthcheck inject', () => {
       exitCode: 2,
       stderr: /--sidecar-containers-gate needs --kube-version 1.28 \[OSM_HC_USAGE\]$/,
     },
+    {
+      name: 'a Pod Security level that is none',
+      args: ['--pod-security', 'strict'],
+      input: fixture('deployment.yaml'),
+      exitCode: 2,
+      stderr:
+        /--pod-security must be one of privileged, baseline, restricted, got "strict" \[OSM_HC_USAGE\]$/,
+    },
+    {
+      name: 'a mesh inject does not know',
+      args: ['--mesh-exclusion', 'consul'],
+      input: fixture('deployment.yaml'),
+      exitCode: 2,
+      stderr:
+        /--mesh-exclusion must be one of osm, istio, linkerd, kuma \(osm: OSM and osm-edge\), got "consul"/,
+    },
+    {
+      name: "a pod's exclusion list the asked-for mesh refuses",
+      args: ['--mesh-exclusion', 'istio'],
+      input: fixture('mesh-excluded.yaml').replace('"15901, 15902,15903 ,15904"', '"15901-15904"'),
+      exitCode: 1,
+      stderr:
+        /^osm-healthcheck inject: document 1, line 16: Deployment\/cart: spec.template.metadata.annotations.traffic.sidecar.istio.io\/excludeInboundPorts: "15901-15904" is no list Istio accepts \[OSM_HC_MANIFEST\]$/,
+    },
   ])(
     'all or nothing: $name -> exit $exitCode, nothing on stdout',
     async ({ args, input, exitCode, stderr }) => {
@@ -218,6 +242,21 @@ describe('osm-healthcheck inject', () => {
     },
   );
 
+  it('--pod-security and --mesh-exclusion: no init container, or the pod as it came with a warning', async () => {
+    const annotated = await inject(
+      ['--pod-security', 'baseline', '--mesh-exclusion', 'linkerd'],
+      fixture('mesh-exclusion-flag.yaml'),
+    );
+    expect(annotated).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(annotated.stdout).toBe(fixture('mesh-exclusion-flag.injected.yaml').trimEnd());
+    const refused = await inject(['--pod-security', 'restricted', '-f', `${FIXTURES}deployment.yaml`]);
+    expect(refused.exitCode).toBe(0);
+    expect(refused.stdout).toBe(fixture('deployment.yaml').trimEnd());
+    expect(refused.stderr).toMatch(
+      /^warning: Deployment\/shop: left untouched: Pod Security "restricted:latest" \(--pod-security\) refuses our init container's NET_ADMIN, NET_RAW; /,
+    );
+  });
+
   it('--help describes the flags', async () => {
     const result = await inject(['--help']);
     expect(result.exitCode).toBe(0);
@@ -227,6 +266,8 @@ describe('osm-healthcheck inject', () => {
       '--native-sidecar',
       '--kube-version',
       '--sidecar-containers-gate',
+      '--pod-security',
+      '--mesh-exclusion',
       '-o, --output',
     ]) {
       expect(result.stdout).toContain(flag);

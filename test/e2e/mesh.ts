@@ -24,12 +24,39 @@ function outboundRules(loopback: string): string[] {
   ];
 }
 
-/** osm-edge's whole interception in the pod: the lab's inbound rules, then the outbound ones, IPv4 and IPv6. */
-export async function installOsmEdge(lab: Lab, backend: Backend): Promise<void> {
+export const INBOUND_EXCLUSION_ANNOTATION = 'openservicemesh.io/inbound-port-exclusion-list';
+
+/**
+ * The pod's inbound port exclusions as osm-edge's injector reads them (pkg/injector/exclusions.go: split on
+ * ",", trimmed, Atoi) and writes them (iptables.go: `-I OSM_PROXY_INBOUND -p tcp --match multiport --dports
+ * LIST -j RETURN`, above the redirect).
+ */
+function exclusionRules(annotations: Readonly<Record<string, string>>): string[] {
+  const value = annotations[INBOUND_EXCLUSION_ANNOTATION];
+  if (value === undefined) return [];
+  const ports = value.split(',').map((port) => Number.parseInt(port.trim(), 10));
+  if (ports.some((port) => !(port > 0)))
+    throw new Error(`osm-edge refuses ${INBOUND_EXCLUSION_ANNOTATION}: ${value}`);
+  return [`-t nat -I PROXY_INBOUND -p tcp --match multiport --dports ${ports.join(',')} -j RETURN`];
+}
+
+/**
+ * osm-edge's whole interception in the pod: the lab's inbound rules with the pod's own inbound exclusions, then
+ * the outbound ones, IPv4 and IPv6.
+ */
+export async function installOsmEdge(
+  lab: Lab,
+  backend: Backend,
+  annotations: Readonly<Record<string, string>> = {},
+): Promise<void> {
   await lab.installMesh(backend);
   const commands = [
-    ...outboundRules('127.0.0.1/32').map((rule) => `iptables-${backend} ${rule}`),
-    ...outboundRules('::1/128').map((rule) => `ip6tables-${backend} ${rule}`),
+    ...[...exclusionRules(annotations), ...outboundRules('127.0.0.1/32')].map(
+      (rule) => `iptables-${backend} ${rule}`,
+    ),
+    ...[...exclusionRules(annotations), ...outboundRules('::1/128')].map(
+      (rule) => `ip6tables-${backend} ${rule}`,
+    ),
   ];
   const result = await lab.run(lab.pod, ['sh', '-ec', commands.join('\n')]);
   if (result.exitCode !== 0) throw new Error(`installing osm-edge's outbound rules failed: ${result.stderr}`);

@@ -39,6 +39,8 @@ export interface ContainerSpec {
 export interface PodSpec {
   initContainers: ContainerSpec[];
   containers: ContainerSpec[];
+  /** The pod (template)'s annotations: the mesh's injector reads its port exclusions there. */
+  annotations: Record<string, string>;
 }
 
 export interface EnvVar {
@@ -62,12 +64,14 @@ const list = (value: unknown): Json[] => (Array.isArray(value) ? value.map(objec
 export function readPodSpec(yamlText: string): PodSpec {
   for (const doc of parseAllDocuments(yamlText)) {
     const manifest = object(doc.toJS());
-    const spec =
-      manifest.kind === 'Pod' ? object(manifest.spec) : object(object(object(manifest.spec).template).spec);
+    const template = manifest.kind === 'Pod' ? manifest : object(object(manifest.spec).template);
+    const spec = object(template.spec);
     if (Array.isArray(spec.containers)) {
+      const annotations = Object.entries(object(object(template.metadata).annotations));
       return {
         initContainers: list(spec.initContainers).map(readContainer),
         containers: list(spec.containers).map(readContainer),
+        annotations: Object.fromEntries(annotations.map(([key, value]) => [key, String(value)])),
       };
     }
   }

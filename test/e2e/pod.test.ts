@@ -45,6 +45,20 @@ const VARIANTS = [
     baseline: { shop: every('not ready, restarted by startup') },
   },
   {
+    // Pod Security "baseline" refuses our init container: osm-edge's own annotation lets kubelet through to the
+    // companion, and the companion's probes of the app at the pod IP pass osm-edge's outbound rules (`-o lo`
+    // RETURN for every user but the proxy's) without our OUTPUT rule.
+    name: 'shop without our init container: --pod-security baseline --mesh-exclusion osm',
+    tag: 'shopx',
+    fixture: 'shop.yaml',
+    args: ['--pod-security', 'baseline', '--mesh-exclusion', 'osm'],
+    injected: {
+      shop: [READY, 'not ready, restarted by liveness and startup', 'not ready, restarted by startup', READY],
+      'osm-healthcheck': every(READY),
+    },
+    baseline: { shop: every('not ready, restarted by startup') },
+  },
+  {
     name: 'secure: liveness and readiness over HTTPS, no startup probe',
     tag: 'sec',
     fixture: 'secure.yaml',
@@ -98,10 +112,13 @@ describe.skipIf(!IS_ROOT)('a whole pod, end to end', () => {
   describe.each(FAMILIES)('$name', ({ family }) => {
     it.each(VARIANTS)(
       '$name',
-      async ({ tag, fixture, injected, baseline }) => {
+      async ({ tag, fixture, injected, baseline, ...variant }) => {
         const original = readFileSync(`${FIXTURES}${fixture}`, 'utf8');
-        const inject = await runCli(['inject', '-f', `${FIXTURES}${fixture}`, '--image', IMAGE]);
+        const args = 'args' in variant ? (variant.args ?? []) : [];
+        const inject = await runCli(['inject', '-f', `${FIXTURES}${fixture}`, '--image', IMAGE, ...args]);
         expect(inject.code, inject.stderr).toBe(0);
+        // The variant without our init container must be played without it.
+        expect(inject.stdout.includes('osm-healthcheck-init')).toBe(!args.includes('--mesh-exclusion'));
         const common = {
           original,
           image: IMAGE,

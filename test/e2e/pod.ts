@@ -102,7 +102,7 @@ export async function playPod(play: PodPlay): Promise<PodResult> {
   };
 
   try {
-    await installOsmEdge(lab, play.backend);
+    await installOsmEdge(lab, play.backend, pod.annotations);
     await startSidecarProxy(procs, lab, START_TIMEOUT_MS);
 
     for (const c of pod.initContainers) {

@@ -1,5 +1,5 @@
-// Stand-ins for the Kubernetes API server: its GET /version over HTTPS (a test CA, a bearer token it checks),
-// and what its validation refuses in a pod spec for the fields inject writes.
+// Stand-ins for the Kubernetes API server: its GET /version over HTTPS (a test CA, a bearer token it checks) and
+// its namespaces (kube-namespaces.ts), and what its validation refuses in a pod spec for the fields inject writes.
 
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -7,6 +7,7 @@ import { atLeast, type KubeVersion } from '../../src/kube-version.js';
 import { hasNativeSidecars } from '../../src/rewrite/placement.js';
 import type { PodSpec } from '../../src/rewrite/types.js';
 import { PROBE_KINDS } from '../../src/scheme.js';
+import { type NamespaceStore, namespaceStore } from './kube-namespaces.js';
 import { startLoopbackHttps } from './loopback-https.js';
 
 /** What GET /version answers: a version body as the API server writes it, or a status to fail with. */
@@ -19,6 +20,8 @@ export interface VersionStandin {
   url: string;
   caFile: string;
   tokenFile: string;
+  /** Namespaces, for the webhook's Pod Security list and watch. */
+  namespaces: NamespaceStore;
   /** How many requests reached /version, authorised or not. */
   requests(): number;
   answer(next: VersionAnswer): void;
@@ -35,7 +38,9 @@ export function versionBody(minor: string, gitVersion = `v1.${minor.replace('+',
 export async function startVersionStandin(initial: VersionAnswer): Promise<VersionStandin> {
   let answer = initial;
   let requests = 0;
+  const namespaces = namespaceStore();
   const https = await startLoopbackHttps((req, res) => {
+    if (namespaces.handle(req, res)) return;
     if (req.url !== '/version') {
       res.writeHead(404).end();
       return;
@@ -61,11 +66,15 @@ export async function startVersionStandin(initial: VersionAnswer): Promise<Versi
     url: https.url,
     caFile: https.cert.certFile,
     tokenFile,
+    namespaces,
     requests: () => requests,
     answer: (next) => {
       answer = next;
     },
-    close: https.close,
+    close: async () => {
+      namespaces.endWatches();
+      await https.close();
+    },
   };
 }
 

@@ -52,11 +52,11 @@ export function forbidden(
   policy: Rbac,
   user: string,
   verb: Verb,
-  resource: 'secrets' | 'mutatingwebhookconfigurations',
+  resource: 'secrets' | 'mutatingwebhookconfigurations' | 'namespaces',
   name: string | undefined,
   namespace?: string,
 ): string | undefined {
-  const group = resource === 'secrets' ? '' : 'admissionregistration.k8s.io';
+  const group = resource === 'mutatingwebhookconfigurations' ? 'admissionregistration.k8s.io' : '';
   const allowed =
     !policy.denied.has(`${verb} ${resource}`) &&
     GRANTS.some(
@@ -71,7 +71,9 @@ export function forbidden(
     );
   if (allowed) return undefined;
   const what =
-    resource === 'secrets' ? 'secrets' : 'mutatingwebhookconfigurations.admissionregistration.k8s.io';
+    resource === 'mutatingwebhookconfigurations'
+      ? 'mutatingwebhookconfigurations.admissionregistration.k8s.io'
+      : resource;
   const scope = namespace === undefined ? 'at the cluster scope' : `in the namespace "${namespace}"`;
   const named = name === undefined ? '' : ` "${name}"`;
   return `${what}${named} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${group}" ${scope}`;

@@ -2,12 +2,13 @@
 // one where the webhook depends on it: the bearer token read from its file at every request (so a rotated token
 // works and the old one stops working), Secrets and MutatingWebhookConfigurations stored with a resourceVersion
 // (409 Conflict on a stale update, 409 AlreadyExists on a second create, 404 NotFound), the webhook's RBAC enforced
-// with the real authoriser's 403 Status and message, and hooks to break it: refuse or hang every connection, or
-// edit an object behind the webhook's back.
+// with the real authoriser's 403 Status and message, namespaces served to a list and watch (kube-namespaces.ts),
+// and hooks to break it: refuse or hang every connection, or edit an object behind the webhook's back.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
+import { type NamespaceStore, namespaceStore } from './kube-namespaces.js';
 import { forbidden, type Rbac, status, type Verb } from './kube-rbac.js';
 import { startLoopbackHttps } from './loopback-https.js';
 
@@ -27,6 +28,8 @@ export interface KubeStandin {
   /** Stores (or deletes, with undefined) an object as `kubectl replace` would: a new resourceVersion. */
   putSecret(name: string, object: Json | undefined, namespace?: string): void;
   putConfig(name: string, object: Json | undefined): void;
+  /** Namespaces, for the webhook's Pod Security list and watch. */
+  namespaces: NamespaceStore;
   /** Every request the webhook made, authorised or not: `get secrets tls 200`. */
   log: string[];
   /** 'refuse': every connection is reset; 'hang': accepted, never answered; undefined: serving. */
@@ -67,6 +70,7 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
   let resourceVersion = 100;
   let outage: 'refuse' | 'hang' | undefined;
   const log: string[] = [];
+  const namespaces = namespaceStore();
 
   const stamp = (object: Json): Json => {
     resourceVersion += 1;
@@ -104,6 +108,18 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
     if (path === '/version') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"major":"1","minor":"30","gitVersion":"v1.30.2"}');
+      return true;
+    }
+    if (path === '/api/v1/namespaces') {
+      const query = new URL(req.url ?? '/', 'https://x').searchParams.get('watch');
+      const nsVerb: Verb = query === '1' || query === 'true' ? 'watch' : 'list';
+      const refused = forbidden(policy, user, nsVerb, 'namespaces', undefined);
+      log.push(`${nsVerb} namespaces ${refused === undefined ? 200 : 403}`);
+      if (refused !== undefined) {
+        status(res, 403, 'Forbidden', refused);
+        return true;
+      }
+      namespaces.handle(req, res);
       return true;
     }
     if (!secretPath && !configPath) {
@@ -211,6 +227,7 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
     config: (name) => configs.get(`/${name}`),
     putSecret: (name, object, namespace = rbac.namespace) => put(secrets, `${namespace}/${name}`, object),
     putConfig: (name, object) => put(configs, `/${name}`, object),
+    namespaces,
     log,
     outage(mode) {
       outage = mode;
@@ -223,6 +240,9 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
       generation += 1;
       writeFileSync(tokenFile, `token-${generation}\n`);
     },
-    close: https.close,
+    close: async () => {
+      namespaces.endWatches();
+      await https.close();
+    },
   };
 }

@@ -9,12 +9,14 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME, WAIT_COMMAND } from '../../src/rewrite/companion.js';
 import { DEFAULT_CONTAINER_ANNOTATION } from '../../src/rewrite/default-container.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
 import type { ClusterKnowledge } from '../../src/rewrite/placement.js';
+import type { PodSecurityKnowledge, PodSecurityLevel } from '../../src/rewrite/pod-security.js';
 import type { Container, PodSpec, RewriteOptions } from '../../src/rewrite/types.js';
 import { podTemplates } from '../../src/rewrite/workload.js';
 import {
@@ -28,6 +30,7 @@ import {
   TCP_PORT_HEADER,
 } from '../../src/scheme.js';
 import { parseProbeTable } from '../../src/table/parse.js';
+import { podSecurityViolations } from '../helpers/pod-security.js';
 
 const DIR = fileURLToPath(new URL('../fixtures/inject/', import.meta.url));
 const EARLIER = join(DIR, 'earlier');
@@ -38,11 +41,21 @@ const known = (minor: number, sidecarGate = false): ClusterKnowledge => ({
   sidecarGate,
 });
 
+const level = (name: PodSecurityLevel): PodSecurityKnowledge => ({
+  state: 'known',
+  policy: { level: name, version: 'latest', source: '--pod-security' },
+});
+
 const OPTIONS: Record<string, Partial<RewriteOptions>> = {
   'native-sidecar-flag': { nativeSidecar: true, image: 'registry.example.com/osm-healthcheck:0.1.0' },
   // Pods that must end get the companion as a native sidecar where the cluster has them.
   job: { cluster: known(29) },
   cronjob: { cluster: known(33) },
+  // Pod Security: no init container above privileged; the mesh's annotation or nothing.
+  'pod-security-baseline': { podSecurity: level('baseline') },
+  'mesh-excluded': { podSecurity: level('restricted') },
+  'mesh-exclusion-flag': { podSecurity: level('baseline'), meshExclusion: 'linkerd' },
+  'mesh-excluded-job': { podSecurity: level('restricted'), cluster: known(29) },
 };
 
 /** Inputs injected once per cluster version; `unknown` is inject without --kube-version. */
@@ -64,6 +77,9 @@ const WARNINGS: Record<string, string[]> = {
   ],
   'unresolvable-named-port': [
     `Pod/typo: container "app" livenessProbe: port "htpp" is none of the container's port names; the probe is left unchanged`,
+  ],
+  'pod-security-baseline': [
+    `Deployment/shop: left untouched: Pod Security "baseline:latest" (--pod-security) refuses our init container's NET_ADMIN, NET_RAW; list 15901-15904 in the mesh's inbound port exclusion annotation (README "Pod Security")`,
   ],
   'native-sidecar': [
     'Pod/with-sidecar: native sidecar "log-shipper" has probes answered by the companion, so the companion runs as a native sidecar too',
@@ -194,10 +210,13 @@ describe('the companion starts before every container it answers for, in a shape
     for (const spec of podSpecs(read(golden))) {
       const init = spec.initContainers ?? [];
       const containers = spec.containers ?? [];
-      if (!init.some((c) => c.name === INIT_NAME)) continue;
-      expect(init[0]?.name).toBe(INIT_NAME);
+      const ours = init.some((c) => c.name === INIT_NAME);
       const native = init.some((c) => c.name === COMPANION_NAME);
-      const companion = native ? init[1] : containers[0];
+      // No companion, or an earlier release's left in a pod kept untouched (run-to-completion).
+      if (!ours && !native && containers[0]?.name !== COMPANION_NAME) continue;
+      // Our init container first where there is one (the mesh's annotation may stand in for it).
+      if (ours) expect(init[0]?.name).toBe(INIT_NAME);
+      const companion = native ? init[ours ? 1 : 0] : containers[0];
       expect(companion?.name).toBe(COMPANION_NAME);
       if (native) {
         // Kubelet starts the next container once this native sidecar's startupProbe passed.
@@ -246,5 +265,43 @@ describe("kubectl's default container is an app container wherever the companion
       const expected = own ?? (first?.name === COMPANION_NAME ? app?.name : undefined);
       expect(annotations?.[DEFAULT_CONTAINER_ANNOTATION]).toBe(expected);
     });
+  });
+});
+
+describe('Pod Security: the rewrite never makes an admissible pod refused (test/helpers/pod-security.ts)', () => {
+  const companionOf = (spec: PodSpec | undefined) =>
+    [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].find((c) => c.name === COMPANION_NAME);
+  it.each(cases)('$name: the companion alone passes "restricted"', ({ source, golden }) => {
+    const before = podSpecs(read(source));
+    for (const [index, spec] of podSpecs(read(golden)).entries()) {
+      const companion = companionOf(spec);
+      // An earlier release's companion, in a pod left untouched, is not one this rewrite built.
+      if (companion === undefined || isDeepStrictEqual(companion, companionOf(before[index]))) continue;
+      expect(podSecurityViolations({ containers: [companion] }, 'restricted')).toEqual([]);
+    }
+  });
+
+  const levelled = cases.filter(({ options }) => options.podSecurity?.state === 'known');
+  it.each(levelled)(
+    '$name: admissible at its level before, admissible after',
+    ({ source, golden, options }) => {
+      const policy = options.podSecurity?.state === 'known' ? options.podSecurity.policy : undefined;
+      if (policy === undefined) throw new Error('unreachable');
+      const before = podSpecs(read(source));
+      const after = podSpecs(read(golden));
+      before.forEach((spec, index) => {
+        const was = podSecurityViolations(spec as Record<string, unknown>, policy.level);
+        const now = podSecurityViolations(after[index] as Record<string, unknown>, policy.level);
+        if (was.length === 0) expect(now).toEqual([]);
+        else expect(now.length).toBeLessThanOrEqual(was.length);
+      });
+    },
+  );
+
+  it('the init container is what "baseline" refuses, in the words of the issue', () => {
+    const spec = podSpecs(read(join(DIR, 'deployment.injected.yaml')))[0] as Record<string, unknown>;
+    expect(podSecurityViolations(spec, 'baseline')).toEqual([
+      'non-default capabilities (container "osm-healthcheck-init" must not include "NET_ADMIN", "NET_RAW" in securityContext.capabilities.add)',
+    ]);
   });
 });

@@ -13,6 +13,8 @@ describe('webhook', () => {
   it('serves from env settings, learns the version, logs each admission, and stops cleanly on SIGTERM', async () => {
     const cert = makeTestCert();
     const api = await startVersionStandin(versionBody('29'));
+    // The pod's namespace, as the webhook's namespace watch sees it: no Pod Security label (privileged).
+    api.namespaces.put('shop', {});
     const { child, line, output } = await startCli(
       ['webhook', '--port', '0'],
       {
@@ -34,6 +36,7 @@ describe('webhook', () => {
         sidecarContainersGate: false,
       });
       await expect.poll(output).toContain('"msg":"kubernetes version learnt"');
+      await expect.poll(output).toContain('"msg":"namespaces listed"');
       const body = readFileSync(new URL('../fixtures/webhook/tcp-socket.json', import.meta.url), 'utf8');
       const answer = await postAdmission({ port: line.port as number, ca: cert.cert, body });
       expect(answer.status).toBe(200);
@@ -149,6 +152,12 @@ describe('webhook', () => {
       message: '--log-level must be one of',
     },
     { name: 'an unknown flag', args: ['--tls'], code: 2, message: "Unknown option '--tls'" },
+    {
+      name: 'a Pod Security default that is no level',
+      args: ['--tls-cert', 'c', '--tls-key', 'k', '--pod-security-default', 'Baseline'],
+      code: 2,
+      message: '--pod-security-default must be one of privileged, baseline, restricted, got "Baseline"',
+    },
     {
       name: 'an API server without TLS',
       args: ['--tls-cert', 'c', '--tls-key', 'k', '--native-sidecar', '--kube-api', 'http://10.96.0.1'],

@@ -1,6 +1,6 @@
-// deploy/webhook/rbac.yaml grants the webhook exactly what self-managed TLS needs (issue 16's contract), and
-// nothing more: create Secrets; get/update its own Secret; get/update its own
-// MutatingWebhookConfiguration; all bound to the service account its pods run as.
+// deploy/webhook/rbac.yaml grants the webhook exactly what self-managed TLS needs (issue 16's contract) and what
+// Pod Security needs (issue 23), and nothing more: create Secrets; get/update its own Secret; get/update its own
+// MutatingWebhookConfiguration; list/watch namespaces; all bound to the service account its pods run as.
 
 import { describe, expect, it } from 'vitest';
 import type { Manifest } from '../helpers/kustomize.js';
@@ -53,15 +53,17 @@ describe('deploy/webhook RBAC', () => {
     ]);
   });
 
-  it('ClusterRole: get and update only its own MutatingWebhookConfiguration', () => {
+  it('ClusterRole: get and update only its own MutatingWebhookConfiguration; list and watch namespaces', () => {
     const webhookConfig = one('MutatingWebhookConfiguration');
     expect(webhookConfig.metadata.name).toBe(CONTRACT.webhookConfig);
-    expect(grants(one('ClusterRole'))).toEqual(
-      ['get', 'update'].map(
+    expect(grants(one('ClusterRole'))).toEqual([
+      '/namespaces[*] list',
+      '/namespaces[*] watch',
+      ...['get', 'update'].map(
         (verb) =>
           `admissionregistration.k8s.io/mutatingwebhookconfigurations[${CONTRACT.webhookConfig}] ${verb}`,
       ),
-    );
+    ]);
   });
 
   it.each([

@@ -47,6 +47,8 @@ export interface HarnessOptions {
   cert?: TestCert;
   /** On close, how long open connections get (WebhookOptions.drainMs). */
   drainMs?: number;
+  /** Pod Security: the default level, and the API server whose namespaces are watched (WebhookOptions). */
+  podSecurity?: WebhookOptions['podSecurity'];
   /** Another TLS source (self-managed), given the harness's logger; `cert` is then only the client's CA. */
   tls?: (log: Logger) => TlsSource;
 }
@@ -84,6 +86,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.nativeSidecar === undefined ? {} : { nativeSidecar: options.nativeSidecar }),
     ...(options.clusterVersion === undefined ? {} : { clusterVersion: options.clusterVersion }),
     ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),
+    ...(options.podSecurity === undefined ? {} : { podSecurity: options.podSecurity }),
     log,
   });
   const send = (method: string, path: string, body?: string, contentType = 'application/json') =>

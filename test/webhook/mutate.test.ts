@@ -418,6 +418,7 @@ describe('health endpoints', () => {
       image: REWRITE.image,
       nativeSidecar: false,
       cluster: () => ({ state: 'unknown', why: 'not asked' }),
+      podSecurity: () => ({ state: 'unchecked' }),
       log: createLogger('silent'),
       notReady: () => 'starting',
       draining: () => false,

@@ -14,6 +14,8 @@ let standin: KubeStandin;
 beforeEach(async () => {
   standin = await startKubeStandin({ namespace: NAMESPACE, secretName: SECRET, webhookConfig: CONFIG });
   standin.putConfig(CONFIG, webhookConfiguration(CONFIG, NAMESPACE, SERVICE));
+  // The admitted pod's namespace, for the webhook's Pod Security watch: no label, so privileged.
+  standin.namespaces.put('shop', {});
 });
 afterEach(() => standin.close());
 
@@ -43,7 +45,8 @@ describe('webhook with self-managed TLS, as a process', () => {
         webhookConfiguration: CONFIG,
       });
       const port = serving?.port as number;
-      expect(await readyz(port)).toEqual({ status: 200, body: 'ok\n' });
+      // Ready once the certificate is trusted and the namespaces are listed.
+      await expect.poll(() => readyz(port)).toEqual({ status: 200, body: 'ok\n' });
       const [bundle] = caBundles(standin);
       const body = readFileSync(new URL('../../fixtures/webhook/tcp-socket.json', import.meta.url), 'utf8');
       const answer = await postAdmission({ port, ca: bundle as string, body, servername: HOST });

@@ -1,0 +1,60 @@
+// How kubelet's probes get past the mesh to the companion on 15901-15904: our init container (iptables, needs
+// NET_ADMIN and NET_RAW), or the mesh's own inbound port exclusion annotation. Decided per pod, so that the
+// rewrite never turns a pod its namespace's Pod Security level admits into one it refuses: where the level
+// refuses the init container and the mesh does not exclude our ports, the pod is left as it was, with a warning.
+
+import { excludingMesh, exclusionAnnotation, MESH_FORMATS, type Mesh } from './mesh-exclusion.js';
+import { admitsInitContainer, describePolicy, type PodSecurityKnowledge } from './pod-security.js';
+
+export type Interception =
+  | { bypass: 'init-container' }
+  /** The mesh excludes our ports; `set`: annotations inject adds or completes for it (--mesh-exclusion). */
+  | { bypass: 'mesh'; mesh: Mesh; annotation: string; set: Record<string, string> }
+  /** Nothing admissible lets probes past the mesh: the pod stays as it came; `reason` is the warning. */
+  | { bypass: 'none'; reason: string }
+  /** The pod's annotation for the asked-for mesh is no list that mesh accepts. */
+  | { bypass: 'invalid'; annotation: string; problem: string };
+
+export interface InterceptionInputs {
+  podSecurity: PodSecurityKnowledge;
+  /** inject --mesh-exclusion: that mesh's annotation instead of the init container, whatever the level. */
+  meshExclusion: Mesh | undefined;
+  annotations: Readonly<Record<string, string>> | undefined;
+}
+
+const FIX = 'list 15901-15904 in the mesh\'s inbound port exclusion annotation (README "Pod Security")';
+
+/** Pure, table-tested (test/rewrite/interception.test.ts). */
+export function decideInterception({
+  podSecurity,
+  meshExclusion,
+  annotations,
+}: InterceptionInputs): Interception {
+  if (meshExclusion !== undefined) {
+    const wanted = exclusionAnnotation(meshExclusion, annotations);
+    const { annotation } = MESH_FORMATS[meshExclusion];
+    if ('invalid' in wanted) return { bypass: 'invalid', annotation, problem: wanted.invalid };
+    return { bypass: 'mesh', mesh: meshExclusion, annotation, set: wanted.set };
+  }
+  // The pod already has the mesh leave our ports alone: the init container would add nothing but privileges.
+  const excluded = excludingMesh(annotations);
+  if (excluded !== undefined) return { bypass: 'mesh', ...excluded, set: {} };
+  if (podSecurity.state === 'unchecked') return { bypass: 'init-container' };
+  if (podSecurity.state === 'unknown') {
+    return {
+      bypass: 'none',
+      reason: `left untouched: the Pod Security level of namespace "${podSecurity.namespace}" is not known (${brief(podSecurity.why)}), and it may refuse our init container; or ${FIX}`,
+    };
+  }
+  const { policy } = podSecurity;
+  if (admitsInitContainer(policy.level)) return { bypass: 'init-container' };
+  return {
+    bypass: 'none',
+    reason: `left untouched: Pod Security ${describePolicy(policy)} (${policy.source}) refuses our init container's NET_ADMIN, NET_RAW; ${FIX}`,
+  };
+}
+
+function brief(text: string): string {
+  const line = text.replaceAll(/\s+/g, ' ').trim();
+  return line.length > 48 ? `${line.slice(0, 47)}…` : line;
+}
