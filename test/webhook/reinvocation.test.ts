@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { COMPANION_NAME, INIT_NAME } from '../../src/rewrite/companion.js';
+import { injectManifests } from '../../src/rewrite/manifest.js';
 import type { RewriteOptions } from '../../src/rewrite/types.js';
 import { admit } from '../../src/webhook/admit.js';
 import type { AdmissionRequest, AdmissionResponse } from '../../src/webhook/review.js';
@@ -104,6 +106,16 @@ describe('the second call finds its own output in sync: no patch', () => {
     const third = admit({ ...fixture(shape), object: betweenCalls(pod2, admission) }, options);
     expect(third.response.patch).toBeUndefined();
   });
+
+  it.each(['http-get', 'multiple-containers', 'native-sidecar'])(
+    'inject on %s as the API server keeps it (kubectl get -o yaml | inject) changes nothing',
+    (shape) => {
+      const { pod2 } = twoCalls(shape, REWRITE, BUSY);
+      const yaml = stringify(pod2);
+      expect(injectManifests(yaml, REWRITE, 'yaml').output).toBe(yaml);
+      expect(JSON.parse(injectManifests(JSON.stringify(pod2), REWRITE, 'json').output)).toEqual(pod2);
+    },
+  );
 
   it('a hostNetwork pod: the ports defaulting gave host ports are kept', () => {
     const request = fixture('http-get');
