@@ -6,10 +6,11 @@ import { formatJson, formatTable, passed, summary } from '../check/report.js';
 import { runDirect, runViaCompanion } from '../check/run.js';
 import { selectEntries } from '../check/select.js';
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
+import { flagOrEnv, parseFlags } from '../flags.js';
 import { parseListenPorts } from '../ports.js';
 import { DEFAULT_PORTS, LISTENER_ROLES, PROBE_KINDS, PROBES_ENV } from '../scheme.js';
 import { loadProbeTable } from '../table/load.js';
-import { type Command, flagOrEnv, parseFlags, podTargetHost } from './command.js';
+import { type Command, podTargetHost } from './command.js';
 
 const OUTPUTS = ['table', 'json'] as const;
 

@@ -3,13 +3,14 @@
 
 import { readFile } from 'node:fs/promises';
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
+import { parseFlags } from '../flags.js';
 import { parseKubeVersion } from '../kube-version.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { injectManifests, type OutputFormat } from '../rewrite/manifest.js';
 import { MESH_FORMATS, MESHES, type Mesh } from '../rewrite/mesh-exclusion.js';
 import { type ClusterKnowledge, choosePlacement, NATIVE_SIDECAR_VERSIONS } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityKnowledge, parseLevel } from '../rewrite/pod-security.js';
-import { type Command, parseFlags } from './command.js';
+import type { Command } from './command.js';
 
 const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--native-sidecar] [--kube-version X.Y]
                               [--pod-security LEVEL] [--mesh-exclusion MESH] [-o yaml|json]

@@ -3,6 +3,7 @@
 
 import pkg from '../../package.json' with { type: 'json' };
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
+import { flagOrEnv, parseFlags } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { lazyExposition } from '../metrics/load-exposition.js';
 import { Recorder } from '../metrics/recorder.js';
@@ -18,7 +19,7 @@ import { describeHandler } from '../table/describe.js';
 import { loadProbeTable } from '../table/load.js';
 import { entries } from '../table/parse.js';
 import type { ProbeEntry } from '../table/types.js';
-import { type Command, flagOrEnv, parseFlags, podTargetHost } from './command.js';
+import { type Command, podTargetHost } from './command.js';
 
 const DRAIN_MS = 4_000;
 const MAX_PROBES_PER_LISTENER = 256;

@@ -6,11 +6,12 @@
 import { isIP } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
+import { flagOrEnv, parseFlags } from '../flags.js';
 import { parseListenPorts } from '../ports.js';
 import { DEFAULT_PORTS, LISTENER_ROLES } from '../scheme.js';
 import { getHealthz, healthzUrl } from '../wait/healthz.js';
 import { type Attempt, DEFAULT_PLAN, giveUpMessage, nextStep, type WaitPlan } from '../wait/schedule.js';
-import { type Command, flagOrEnv, parseFlags } from './command.js';
+import type { Command } from './command.js';
 
 const MAX_TIMEOUT_SECONDS = 3600;
 

@@ -5,12 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeValue, UsageError } from '../errors.js';
+import { flagOrEnv } from '../flags.js';
 import type { Logger } from '../log.js';
 import { BACKOFF } from '../webhook/cluster-version.js';
 import { type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import { POLICY } from '../webhook/tls/rotation.js';
 import { fileTls, selfManagedTls, type TlsSource } from '../webhook/tls-source.js';
-import { flagOrEnv } from './command.js';
 
 export const TLS_FLAGS = {
   'tls-cert': { type: 'string' },

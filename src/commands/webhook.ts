@@ -2,6 +2,7 @@
 
 import { join } from 'node:path';
 import { describeValue, UsageError } from '../errors.js';
+import { flagOrEnv, parseFlags } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { NATIVE_SIDECAR_VERSIONS } from '../rewrite/placement.js';
@@ -9,7 +10,7 @@ import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
 import { MUTATE_PATH } from '../webhook/app.js';
 import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import { startWebhook } from '../webhook/server.js';
-import { type Command, flagOrEnv, parseFlags } from './command.js';
+import type { Command } from './command.js';
 import { TLS_DEFAULTS, TLS_FLAGS, tlsChoice, tlsSource } from './webhook-tls.js';
 
 const DEFAULT_PORT = 9443;

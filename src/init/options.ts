@@ -1,8 +1,8 @@
 // `init` flags -> validated InitOptions -> the init script's argv. Pure: every bad flag is a UsageError here,
 // before any script runs.
 
-import { parseFlags } from '../commands/command.js';
 import { describeValue, UsageError } from '../errors.js';
+import { parseFlags } from '../flags.js';
 import { DEFAULT_INIT_PORTS, formatPortRanges, type PortRange, parsePortRanges } from '../ports.js';
 import { COMPANION_UID } from '../scheme.js';
 

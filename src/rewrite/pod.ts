@@ -15,6 +15,7 @@ import {
 import { defaultContainerAnnotations } from './default-container.js';
 import { decideInterception } from './interception.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
+import { ownedContainer } from './owned-container.js';
 import { decideProbe, probeField } from './probe.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
 import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
@@ -164,7 +165,8 @@ function graceSeconds(spec: PodSpec, resource: string): number {
  * container's postStart hook; so the companion goes either right after our init container, as a native
  * sidecar, or first among the containers, with `wait` as its postStart hook. Either way it listens before every
  * sidecar and app container whose probes it answers starts. Earlier copies of both are replaced wherever they
- * were (earlier releases put the companion last), so a new image or placement takes effect.
+ * were (earlier releases put the companion last), so a new image or placement takes effect. A copy already in
+ * the right list is updated in place (owned-container.ts), keeping what the API server added to it.
  */
 function withCompanion(
   spec: PodSpec,
@@ -175,12 +177,17 @@ function withCompanion(
 ): PodSpec {
   const notOurs = (list: Container[] | undefined) =>
     (list ?? []).filter((container) => !isInjectedContainer(container.name ?? ''));
+  const settled = (list: Container[] | undefined, wanted: Container) =>
+    ownedContainer(
+      list?.find((container) => container.name === wanted.name),
+      wanted,
+    );
   const initContainers = [
-    ...(withInit ? [initContainer(image)] : []),
-    ...(native ? [companion] : []),
+    ...(withInit ? [settled(spec.initContainers, initContainer(image))] : []),
+    ...(native ? [settled(spec.initContainers, companion)] : []),
     ...notOurs(spec.initContainers),
   ];
-  const containers = [...(native ? [] : [companion]), ...notOurs(spec.containers)];
+  const containers = [...(native ? [] : [settled(spec.containers, companion)]), ...notOurs(spec.containers)];
   // Key order is kept; a new `initContainers` goes just before `containers`, where manifests usually have it.
   const hadInit = Object.hasOwn(spec, 'initContainers');
   return Object.fromEntries(

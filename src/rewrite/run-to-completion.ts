@@ -9,7 +9,7 @@ import { formatVersion } from '../kube-version.js';
 import { COMPANION_NAME } from './companion.js';
 import { ManifestError } from './manifest-error.js';
 import { type ClusterKnowledge, choosePlacement, hasNativeSidecars } from './placement.js';
-import type { Container, PodSpec } from './types.js';
+import type { CompanionDecision, Container, PodSpec } from './types.js';
 
 export const RUN_TO_COMPLETION_ANNOTATION = 'osm-healthcheck/run-to-completion';
 export const RUN_TO_COMPLETION_VALUES = ['native-sidecar', 'skip'] as const;
@@ -32,11 +32,6 @@ export interface CompanionInputs {
   cluster: ClusterKnowledge;
   existing: ExistingCompanion;
 }
-
-export type CompanionDecision =
-  | { companion: 'native-sidecar' | 'first'; reason: string }
-  /** `warn`: the reason is a warning for the user (false only where the annotation asked for this). */
-  | { companion: 'untouched'; reason: string; warn: boolean };
 
 /** The annotation's value, or undefined when unset; a string saying what is wrong with any other value. */
 export function readRunToCompletion(

@@ -5,7 +5,6 @@ import type { ProbeTableDocument } from '../table/types.js';
 import type { Mesh } from './mesh-exclusion.js';
 import type { ClusterKnowledge } from './placement.js';
 import type { PodSecurityKnowledge } from './pod-security.js';
-import type { CompanionDecision } from './run-to-completion.js';
 
 /** A port as Kubernetes writes it: a number, or the name of one of the container's ports. */
 export type IntOrString = number | string;
@@ -65,6 +64,12 @@ export interface PodSpec {
   restartPolicy?: string;
   [field: string]: unknown;
 }
+
+/** Where the companion goes in one pod and why (rewrite/run-to-completion.ts decideCompanion). */
+export type CompanionDecision =
+  | { companion: 'native-sidecar' | 'first'; reason: string }
+  /** `warn`: the reason is a warning for the user (false only where the annotation asked for this). */
+  | { companion: 'untouched'; reason: string; warn: boolean };
 
 export interface RewriteOptions {
   /** Image of the companion and of the init container. */

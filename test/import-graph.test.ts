@@ -1,0 +1,97 @@
+// The import graph of src/: no cycles (type-only and lazy imports count too: a cycle of types is still two
+// rooms leaning on each other), and the layering cli.ts -> commands/ -> everything else, never upwards. Read with
+// the TypeScript compiler's own pre-processor, so every import form tsc sees is seen here.
+
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+
+type Graph = ReadonlyMap<string, readonly string[]>;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** `./x.js` from src/a/b.ts -> `a/x.ts`; undefined for a package or node: import. */
+function resolveImport(from: string, specifier: string): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  const target = resolve(dirname(from), specifier).replace(/\.js$/, '.ts');
+  const file = existsSync(target) ? target : join(target, 'index.ts');
+  if (!existsSync(file)) throw new Error(`${relative(SRC, from)}: cannot resolve import "${specifier}"`);
+  return relative(SRC, file);
+}
+
+/** Every src file (relative to src/) -> the src files it imports, in source order. */
+function importGraph(): Graph {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(SRC)) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    const targets = importedFiles.flatMap(({ fileName }) => resolveImport(file, fileName) ?? []);
+    graph.set(relative(SRC, file), [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/** Each cycle once, as the path that closes it: `['a.ts', 'b.ts', 'a.ts']`. Depth-first, back edges. */
+function findCycles(graph: Graph): string[][] {
+  const cycles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string): void => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      const seen = state.get(next);
+      if (seen === 'open') cycles.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (seen === undefined) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of [...graph.keys()].sort()) if (!state.has(node)) visit(node);
+  return cycles;
+}
+
+const isCommandLayer = (file: string) => file === 'cli.ts' || file.startsWith('commands/');
+
+describe('the import graph of src/', () => {
+  const graph = importGraph();
+
+  it('is read: every room is there, with its imports', () => {
+    expect(graph.get('init/options.ts')).toContain('flags.ts');
+    expect(graph.get('cli.ts')).toContain('commands/wait.ts');
+    expect(graph.size).toBeGreaterThan(50);
+  });
+
+  it('has no cycle', () => {
+    expect(findCycles(graph).map((cycle) => cycle.join(' -> '))).toEqual([]);
+  });
+
+  it('points down only: nothing below commands/ imports a command or cli.ts', () => {
+    const upwards = [...graph].flatMap(([file, targets]) =>
+      isCommandLayer(file) ? [] : targets.filter(isCommandLayer).map((target) => `${file} -> ${target}`),
+    );
+    expect(upwards).toEqual([]);
+    expect([...graph].filter(([, targets]) => targets.includes('cli.ts')).map(([file]) => file)).toEqual([]);
+  });
+});
+
+describe('findCycles', () => {
+  it.each([
+    { name: 'none in a chain', graph: { a: ['b'], b: ['c'], c: [] }, cycles: [] },
+    { name: 'two files', graph: { a: ['b'], b: ['a'], c: ['a'] }, cycles: [['a', 'b', 'a']] },
+    { name: 'a file importing itself', graph: { a: ['a'] }, cycles: [['a', 'a']] },
+    { name: 'three files', graph: { a: ['b'], b: ['c'], c: ['a'] }, cycles: [['a', 'b', 'c', 'a']] },
+    { name: 'a diamond is no cycle', graph: { a: ['b', 'c'], b: ['d'], c: ['d'], d: [] }, cycles: [] },
+  ])('$name', ({ graph, cycles }) => {
+    expect(findCycles(new Map(Object.entries(graph)))).toEqual(cycles);
+  });
+});

@@ -1,0 +1,190 @@
+// Reinvocation (reinvocationPolicy: IfNeeded): the API server calls the webhook again after defaulting and the
+// in-tree plugins changed what it returned (test/helpers/api-server-admission.ts). The second call must find its
+// own output in sync and return no patch, for every fixture shape and placement; a real change between the calls
+// (a new image, another app probe, an edited companion) is still patched, field by field, keeping the rest.
+
+import { readFileSync } from 'node:fs';
+import jsonpatch, { type Operation } from 'fast-json-patch';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { COMPANION_NAME, INIT_NAME } from '../../src/rewrite/companion.js';
+import { injectManifests } from '../../src/rewrite/manifest.js';
+import type { RewriteOptions } from '../../src/rewrite/types.js';
+import { admit } from '../../src/webhook/admit.js';
+import type { AdmissionRequest, AdmissionResponse } from '../../src/webhook/review.js';
+import { type Admission, betweenCalls, TOKEN_MOUNT_PATH } from '../helpers/api-server-admission.js';
+import { REWRITE } from './harness.js';
+
+type Pod = Record<string, unknown>;
+type Container = Record<string, unknown> & { name: string };
+
+const fixture = (name: string): AdmissionRequest =>
+  JSON.parse(readFileSync(new URL(`../fixtures/webhook/${name}.json`, import.meta.url), 'utf8')).request;
+
+const operations = (response: AdmissionResponse): Operation[] =>
+  response.patch === undefined ? [] : JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8'));
+
+function patched(pod: Pod, response: AdmissionResponse): Pod {
+  return jsonpatch.applyPatch(structuredClone(pod), operations(response), true, false).newDocument;
+}
+
+function container(pod: Pod, name: string): Container | undefined {
+  const spec = pod.spec as { containers: Container[]; initContainers?: Container[] };
+  return [...(spec.initContainers ?? []), ...spec.containers].find((c) => c.name === name);
+}
+
+const NATIVE_1_30: RewriteOptions = {
+  ...REWRITE,
+  nativeSidecar: true,
+  cluster: { state: 'known', version: { major: 1, minor: 30 }, sidecarGate: false },
+};
+const KNOWN_1_26: RewriteOptions = {
+  ...REWRITE,
+  cluster: { state: 'known', version: { major: 1, minor: 26 }, sidecarGate: false },
+};
+/** A namespace with a LimitRange, on 1.33+ (resizePolicy defaulted): the most the API server adds. */
+const BUSY: Admission = {
+  limitRange: { default: { cpu: '500m', memory: '256Mi' }, defaultRequest: { cpu: '0.1', memory: '64Mi' } },
+  inPlaceResize: true,
+};
+
+/** The first call as the API server makes it, our patch applied, and the chain run again: the second call's pod. */
+function twoCalls(name: string, options: RewriteOptions, admission: Admission = {}) {
+  const request = fixture(name);
+  const pod0 = betweenCalls(request.object as Pod, admission);
+  const first = admit({ ...request, object: pod0 }, options);
+  const pod1 = patched(pod0, first.response);
+  const pod2 = betweenCalls(pod1, admission);
+  const second = admit({ ...request, uid: `${request.uid}-again`, object: pod2 }, options);
+  return { request, pod0, first, pod1, pod2, second };
+}
+
+const SHAPES = [
+  'http-get',
+  'annotated',
+  'https-headers',
+  'tcp-socket',
+  'grpc',
+  'warnings',
+  'multiple-containers',
+  'native-sidecar',
+  'osm-edge-rewritten',
+  'job-pod',
+  'exec',
+  'no-probes',
+  'opt-out',
+];
+const CASES = SHAPES.flatMap((shape) =>
+  [
+    { options: REWRITE, placement: 'version unknown' },
+    { options: NATIVE_1_30, placement: '--native-sidecar on 1.30' },
+    { options: KNOWN_1_26, placement: 'on 1.26' },
+  ].flatMap(({ options, placement }) => [
+    { name: `${shape}, ${placement}`, shape, options, admission: {} },
+    { name: `${shape}, ${placement}, LimitRange and resizePolicy`, shape, options, admission: BUSY },
+  ]),
+);
+
+describe('the second call finds its own output in sync: no patch', () => {
+  it.each(CASES)('$name', ({ shape, options, admission }) => {
+    const { first, pod1, pod2, second } = twoCalls(shape, options, admission);
+    expect(second.response.patch, JSON.stringify(operations(second.response))).toBeUndefined();
+    expect(second.response.patchType).toBeUndefined();
+    expect(second.summary.patchOperations).toBe(0);
+    expect(second.summary.result).toBe(first.summary.result === 'skipped' ? 'skipped' : 'unchanged');
+    expect(second.response.warnings).toEqual(first.response.warnings);
+    if (first.response.patch === undefined) return;
+    // Not vacuous: between the calls the API server did change what we wrote.
+    for (const name of [COMPANION_NAME, INIT_NAME]) {
+      expect(container(pod1, name)?.volumeMounts, name).toBeUndefined();
+      expect(container(pod2, name)?.volumeMounts, name).toEqual([
+        expect.objectContaining({ mountPath: TOKEN_MOUNT_PATH, readOnly: true }),
+      ]);
+      expect(container(pod2, name)?.imagePullPolicy, name).toBe('IfNotPresent');
+    }
+    // The pod stays as the chain left it: a third call changes nothing either.
+    const third = admit({ ...fixture(shape), object: betweenCalls(pod2, admission) }, options);
+    expect(third.response.patch).toBeUndefined();
+  });
+
+  it.each(['http-get', 'multiple-containers', 'native-sidecar'])(
+    'inject on %s as the API server keeps it (kubectl get -o yaml | inject) changes nothing',
+    (shape) => {
+      const { pod2 } = twoCalls(shape, REWRITE, BUSY);
+      const yaml = stringify(pod2);
+      expect(injectManifests(yaml, REWRITE, 'yaml').output).toBe(yaml);
+      expect(JSON.parse(injectManifests(JSON.stringify(pod2), REWRITE, 'json').output)).toEqual(pod2);
+    },
+  );
+
+  it('a hostNetwork pod: the ports defaulting gave host ports are kept', () => {
+    const request = fixture('http-get');
+    const object = request.object as Pod;
+    const pod0 = betweenCalls({ ...object, spec: { ...(object.spec as Pod), hostNetwork: true } });
+    const pod1 = patched(pod0, admit({ ...request, object: pod0 }, REWRITE).response);
+    const pod2 = betweenCalls(pod1);
+    const ports = container(pod2, COMPANION_NAME)?.ports as Pod[] | undefined;
+    expect(ports?.[0]).toMatchObject({ hostPort: 15901 });
+    expect(admit({ ...request, object: pod2 }, REWRITE).response.patch).toBeUndefined();
+  });
+});
+
+describe('a real change between the calls is still patched, and only that', () => {
+  it('a new image: both containers get it, nothing else changes', () => {
+    const { request, pod2 } = twoCalls('http-get', REWRITE, BUSY);
+    const second = admit({ ...request, object: pod2 }, { ...REWRITE, image: 'registry.example/osm-hc:9.9' });
+    const ops = operations(second.response);
+    expect(ops.map((op) => [op.op, op.path]).sort()).toEqual([
+      ['replace', '/spec/containers/0/image'],
+      ['replace', '/spec/initContainers/0/image'],
+    ]);
+  });
+
+  it('a later webhook changed an app probe: it is rewritten and the table follows, additions kept', () => {
+    const { request, pod2 } = twoCalls('http-get', REWRITE, BUSY);
+    const changed = structuredClone(pod2);
+    const web = container(changed, 'web') as Container;
+    web.livenessProbe = { httpGet: { path: '/alive', port: 9090, scheme: 'HTTP' }, periodSeconds: 3 };
+    const second = admit({ ...request, object: changed }, REWRITE);
+    const ops = operations(second.response);
+    expect(ops.some((op) => op.op === 'remove')).toBe(false);
+    const after = patched(changed, second.response);
+    expect((container(after, 'web') as Container).livenessProbe).toEqual({
+      httpGet: { path: '/osm-liveness-probe/web', port: 15901, scheme: 'HTTP' },
+      periodSeconds: 3,
+    });
+    const companion = container(after, COMPANION_NAME) as Container;
+    const env = companion.env as { name: string; value?: string }[];
+    const table = JSON.parse(env.find((e) => e.name === 'OSM_HEALTHCHECK_PROBES')?.value ?? '{}');
+    expect(table.liveness.web).toEqual({
+      httpGet: { path: '/alive', port: 9090, scheme: 'HTTP' },
+      timeoutSeconds: 1,
+    });
+    expect(companion.volumeMounts).toEqual(container(pod2, COMPANION_NAME)?.volumeMounts);
+    expect(companion.resources).toEqual(container(pod2, COMPANION_NAME)?.resources);
+    // ...and once the chain ran over that, the next call is quiet again.
+    expect(admit({ ...request, object: betweenCalls(after, BUSY) }, REWRITE).response.patch).toBeUndefined();
+  });
+
+  it('someone edited the companion: its own probe and env go back, one field each', () => {
+    const { request, pod2 } = twoCalls('tcp-socket', REWRITE);
+    const edited = structuredClone(pod2);
+    const companion = container(edited, COMPANION_NAME) as Container;
+    (companion.startupProbe as Pod).periodSeconds = 5;
+    const grace = (companion.env as Pod[]).find((e) => e.name === 'OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS');
+    if (grace !== undefined) grace.value = '99';
+    const ops = operations(admit({ ...request, object: edited }, REWRITE).response);
+    expect(ops).toEqual([
+      expect.objectContaining({
+        op: 'replace',
+        path: expect.stringMatching(/\/env\/\d+\/value$/),
+        value: '30',
+      }),
+      expect.objectContaining({
+        op: 'replace',
+        path: expect.stringMatching(/startupProbe\/periodSeconds$/),
+        value: 1,
+      }),
+    ]);
+  });
+});
