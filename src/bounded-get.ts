@@ -2,7 +2,7 @@
 // a capped body. The outcome is a value (an answer, or why there was none), never an exception: `wait` asks
 // /healthz with it until the companion listens, `check --via-companion` sends kubelet's rewritten probes.
 
-import { request } from 'node:http';
+import { type IncomingHttpHeaders, request } from 'node:http';
 
 export interface GetRequest {
   host: string;
@@ -15,7 +15,7 @@ export interface GetRequest {
 }
 
 export type GetOutcome =
-  | { answered: true; status: number; body: string }
+  | { answered: true; status: number; headers: IncomingHttpHeaders; body: Buffer }
   | { answered: false; error: Error | undefined; reason: string };
 
 export function boundedGet(get: GetRequest): Promise<GetOutcome> {
@@ -45,7 +45,8 @@ export function boundedGet(get: GetRequest): Promise<GetOutcome> {
         settle({
           answered: true,
           status: res.statusCode ?? 0,
-          body: Buffer.concat(chunks).subarray(0, get.maxBodyBytes).toString('utf8'),
+          headers: res.headers,
+          body: Buffer.concat(chunks).subarray(0, get.maxBodyBytes),
         });
       res.on('data', (chunk: Buffer) => {
         chunks.push(chunk);

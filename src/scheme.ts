@@ -25,6 +25,11 @@ export const METRICS_PATH = '/metrics';
 export const TCP_PORT_HEADER = 'Original-Tcp-Port';
 export const HTTP_PORT_HEADER = 'Original-Http-Port';
 export const HTTP_PATH_HEADER = 'Original-Http-Path';
+/**
+ * On an answer that carries the app's body (a Warning: a 3xx kubelet would not follow), the companion's one-line
+ * reason, which every other answer carries as its body.
+ */
+export const REASON_HEADER = 'Osm-Healthcheck-Reason';
 
 /** `/osm-liveness-probe` (the one-container form) or `/osm-liveness-probe/<container>`. */
 export function probePath(kind: ProbeKind, container?: string): string {

@@ -1,21 +1,24 @@
 // One rewritten probe sent to the companion the way kubelet sends it: a plain GET with kubelet's headers, a
 // fresh connection, one deadline, at most 10 KiB of body, the answer judged by kubelet's rule. What kubelet
-// throws away (the companion's one-line body) is kept: it is the reason `check` prints.
+// throws away (the companion's one-line body) is kept: it is the reason `check` prints. For a Warning, whose body
+// is the app's, the reason comes from a header and the body makes kubelet's own text.
 //
 //   check --GET :1590x/osm-<kind>-probe/<container>--> companion --original probe--> app
 
 import { boundedGet } from '../bounded-get.js';
-import { describeError, verdictFor } from '../probe/http-outcome.js';
+import { describeError, kubeletWarning, verdictFor } from '../probe/http-outcome.js';
 import { MAX_BODY_BYTES } from '../probe/http-request.js';
 import { joinHostPort, type Verdict } from '../probe/result.js';
-import { type CompanionGet, DEFAULT_USER_AGENT } from '../scheme.js';
+import { type CompanionGet, DEFAULT_USER_AGENT, REASON_HEADER } from '../scheme.js';
 
 export interface CompanionAnswer {
   verdict: Verdict;
   /** The companion's status; null when it did not answer at all. */
   status: number | null;
-  /** The companion's body (its one line), or what went wrong on the way to it. */
+  /** The companion's one line (its body, or for a Warning its Osm-Healthcheck-Reason), or why there was none. */
   reason: string;
+  /** For a Warning, kubelet's own text, with the body the companion handed on (the app's); else null. */
+  kubeletWarning: string | null;
 }
 
 export function companionUrl(host: string, get: CompanionGet): string {
@@ -50,13 +53,23 @@ export async function askCompanion(
       (outcome.error as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED'
         ? ' (is the companion running?)'
         : '';
-    return { verdict: 'failure', status: null, reason: `GET ${url} failed: ${why}${hint}` };
+    return {
+      verdict: 'failure',
+      status: null,
+      reason: `GET ${url} failed: ${why}${hint}`,
+      kubeletWarning: null,
+    };
   }
-  const body = outcome.body.trim();
   // kubelet's verdict on the status (http.go DoHTTPProbe): 2xx Success, 3xx Warning, else Failure.
+  const { verdict } = verdictFor(outcome.status);
+  // A Warning's body is the app's (DESIGN.md §5): the reason is in a header (an older companion: the body).
+  const header = outcome.headers[REASON_HEADER.toLowerCase()];
+  const line =
+    verdict === 'warning' && typeof header === 'string' ? header : outcome.body.toString('utf8').trim();
   return {
-    verdict: verdictFor(outcome.status).verdict,
+    verdict,
     status: outcome.status,
-    reason: body === '' ? `HTTP ${outcome.status}` : body,
+    reason: line === '' ? `HTTP ${outcome.status}` : line,
+    kubeletWarning: verdict === 'warning' ? kubeletWarning(outcome.body) : null,
   };
 }

@@ -19,8 +19,13 @@ export interface CheckRow {
   ms: number;
   /** What the probe may take: the companion's budget, or with --via-companion kubelet's timeoutSeconds. */
   budgetMs: number;
-  /** One line: the prober's message, or the companion's body. */
+  /** One line: the prober's message, or the companion's. */
   reason: string;
+  /**
+   * For a Warning, kubelet's own output as its ProbeWarning event shows it: `Probe terminated redirects, Response
+   * body: ` and the app's body (at most 10 KiB); else null.
+   */
+  kubeletWarning: string | null;
 }
 
 export interface CheckReport {
@@ -68,6 +73,18 @@ function heading(report: CheckReport): string {
   return `${probes} sent through the companion at ${host} (ports ${ports}), as kubelet sends them`;
 }
 
+/** Code points of kubelet's Warning text the table shows; `-o json` has all of it. */
+const WARNING_CHARS = 200;
+
+/** The reason, and for a Warning kubelet's text on the same line: quoted, so the app's newlines stay visible. */
+function reasonCell(row: CheckRow): string {
+  if (row.kubeletWarning === null) return row.reason;
+  const points = Array.from(row.kubeletWarning);
+  const shown =
+    points.length <= WARNING_CHARS ? row.kubeletWarning : `${points.slice(0, WARNING_CHARS).join('')}…`;
+  return `${row.reason}; kubelet: ${JSON.stringify(shown)}`;
+}
+
 export function formatTable(report: CheckReport): string {
   const via = report.companionPorts !== null;
   const head = [
@@ -88,7 +105,7 @@ export function formatTable(report: CheckReport): string {
     VERDICT_WORDS[row.verdict],
     row.status === null ? '-' : String(row.status),
     `${row.ms} ms / ${row.budgetMs} ms`,
-    row.reason,
+    reasonCell(row),
   ]);
   const lines = [head, ...body];
   // Every column but the last (the reason) is padded to its widest cell.
@@ -117,6 +134,7 @@ export function formatJson(report: CheckReport): string {
       ms: row.ms,
       budgetMs: row.budgetMs,
       reason: row.reason,
+      kubeletWarning: row.kubeletWarning,
     })),
   };
   return `${JSON.stringify(json, null, 2)}\n`;

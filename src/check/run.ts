@@ -2,6 +2,7 @@
 // prober and budget (what serve does for kubelet), or through the companion's ports (what kubelet does).
 
 import { performance } from 'node:perf_hooks';
+import { kubeletWarning } from '../probe/http-outcome.js';
 import { probeBudgetMs } from '../probe/result.js';
 import { preloadProbers, runProbe } from '../probe/run.js';
 import { type CompanionGet, kindProbeGet, type ListenerRole, tcpProbeGet } from '../scheme.js';
@@ -37,7 +38,17 @@ export async function runDirect(entries: readonly ProbeEntry[], host: string): P
       const result = await runProbe(entry.handler, { host, timeoutMs: budgetMs });
       const ms = Math.round(performance.now() - started);
       const { verdict, status, message } = result;
-      return { ...row(entry), via: null, verdict, status, ms, budgetMs, reason: message };
+      const warning = result.verdict === 'warning' ? kubeletWarning(result.appBody.bytes) : null;
+      return {
+        ...row(entry),
+        via: null,
+        verdict,
+        status,
+        ms,
+        budgetMs,
+        reason: message,
+        kubeletWarning: warning,
+      };
     }),
   );
 }

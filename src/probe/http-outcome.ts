@@ -2,7 +2,7 @@
 // message the companion hands back: pure, so every shape is table-tested in test/probe/http-request.test.ts.
 
 import type { Hop } from './http-request.js';
-import type { ProbeResult, Verdict } from './result.js';
+import type { AppBody, ProbeResult, Verdict } from './result.js';
 
 /** kubelet's verdict on an answer (http.go DoHTTPProbe) and the status the companion hands back. */
 export function verdictFor(status: number): { verdict: Verdict; status: number } {
@@ -17,19 +17,36 @@ function redirects(n: number): string {
   return n === 1 ? '1 redirect' : `${n} redirects`;
 }
 
-/** `GET http://10.1.2.3:14001/live -> 200 in 3 ms`, with a note on redirects when there were any. */
+/**
+ * `GET http://10.1.2.3:14001/live -> 200 in 3 ms`, with a note on redirects when there were any. `body` is what
+ * was read of the final answer: a Warning hands it on to kubelet.
+ */
 export function answered(
   first: Hop,
   last: Hop,
   followed: number,
   status: number,
   ms: number,
-  note?: string,
+  note: string | undefined,
+  body: AppBody,
 ): ProbeResult {
   const notes = followed > 0 ? [`after ${redirects(followed)}, at ${last.href}`] : [];
   if (note !== undefined) notes.unshift(note);
   const detail = notes.length > 0 ? ` (${notes.join('; ')})` : '';
-  return { ...verdictFor(status), message: `GET ${first.href} -> ${status}${detail} in ${ms} ms` };
+  const message = `GET ${first.href} -> ${status}${detail} in ${ms} ms`;
+  const judged = verdictFor(status);
+  return judged.verdict === 'warning'
+    ? { verdict: 'warning', status: judged.status, message, appBody: body }
+    : { verdict: judged.verdict, status: judged.status, message };
+}
+
+/**
+ * kubelet's output for a Warning (http.go DoHTTPProbe: `fmt.Sprintf("Probe terminated redirects, Response body:
+ * %v", body)`, body being `string(b)` of the bytes ReadAtMost read), as its ProbeWarning event and `kubectl
+ * describe` show it. Go keeps invalid UTF-8 as bytes; here it reads as U+FFFD.
+ */
+export function kubeletWarning(body: Buffer): string {
+  return `Probe terminated redirects, Response body: ${body.toString('utf8')}`;
 }
 
 /** `GET http://10.1.2.3:14001/live failed: connect ECONNREFUSED 10.1.2.3:14001 after 1 ms`. */

@@ -10,7 +10,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { DEFAULT_USER_AGENT } from '../scheme.js';
-import { answered, atHop, describeError, failed, timeoutReason } from './http-outcome.js';
+import { answered, atHop, describeError, failed, timeoutReason, verdictFor } from './http-outcome.js';
 import {
   firstHop,
   type Hop,
@@ -72,14 +72,20 @@ interface Failed {
   failure: string;
 }
 
+/** What reading a body came to: the bytes kept (none unless asked to keep them), or why the read failed. */
+type BodyRead = { bytes: Buffer } | Failed;
+
 /** Response headers are in; the body waits in the stream until `finish` reads it. */
 interface Answer {
   status: number;
   location: string | undefined;
   contentLength: string | undefined;
-  /** Reads at most `limit` body bytes, then closes the connection; resolves with a failure, if any. */
-  finish(limit: number, stage: Stage): Promise<string | undefined>;
+  contentType: string | undefined;
+  /** Reads at most `limit` body bytes, keeping them if `keep`, then closes the connection. */
+  finish(limit: number, stage: Stage, keep?: boolean): Promise<BodyRead>;
 }
+
+const NO_BYTES = Buffer.alloc(0);
 
 /** Runs one kubelet httpGet probe. Never throws for app/transport problems: those are results. */
 export async function probeHttp(
@@ -111,11 +117,14 @@ export async function probeHttp(
         await answer.finish(0, 'body');
         return fail(step.reason, first, 0);
       }
-      // http.go reads the body of every final answer (utilio.ReadAtMost); a read error fails the probe.
-      const bodyFailure = await answer.finish(MAX_BODY_BYTES, 'body');
-      if (bodyFailure !== undefined) return fail(bodyFailure, hop, followed);
+      // http.go reads the body of every final answer (utilio.ReadAtMost); a read error fails the probe. A 3xx's
+      // body goes into kubelet's Warning, so the companion keeps it to hand on.
+      const keep = verdictFor(answer.status).verdict === 'warning';
+      const read = await answer.finish(MAX_BODY_BYTES, 'body', keep);
+      if ('failure' in read) return fail(read.failure, hop, followed);
       const ms = Math.round(performance.now() - started);
-      return answered(first, hop, followed, answer.status, ms, step.note);
+      const body = { bytes: read.bytes, contentType: answer.contentType };
+      return answered(first, hop, followed, answer.status, ms, step.note, body);
     }
   } finally {
     deadline.stop();
@@ -170,8 +179,8 @@ function exchangeH1(hop: Hop, socket: Socket, deadline: Deadline): Promise<Answe
     const answer = (res: IncomingMessage, finish: Answer['finish']) => {
       if (settled) return;
       settled = true;
-      const { location, 'content-length': contentLength } = res.headers;
-      resolve({ status: res.statusCode ?? 0, location, contentLength, finish });
+      const { location, 'content-length': contentLength, 'content-type': contentType } = res.headers;
+      resolve({ status: res.statusCode ?? 0, location, contentLength, contentType, finish });
     };
     deadline.enter('response headers', () => fail('timeout'));
     try {
@@ -185,10 +194,15 @@ function exchangeH1(hop: Hop, socket: Socket, deadline: Deadline): Promise<Answe
       req.on('close', () => fail('connection closed before a response'));
       // 1xx interim answers (100, 103) are skipped by node; the final one counts.
       req.on('response', (res) =>
-        answer(res, (limit, stage) => readAtMost(res, limit, stage, deadline, close)),
+        answer(res, (limit, stage, keep) => readAtMost(res, limit, stage, deadline, close, keep)),
       );
       // A 101 nobody asked for: Go hands it back as the answer (kubelet: Failure); node calls it an upgrade.
-      req.on('upgrade', (res) => answer(res, async () => void close()));
+      req.on('upgrade', (res) =>
+        answer(res, async () => {
+          close();
+          return { bytes: NO_BYTES };
+        }),
+      );
       req.end();
     } catch (err) {
       // node refuses a header it cannot send, as Go's transport does.
@@ -231,33 +245,44 @@ async function exchangeH2(hop: Hop, socket: TLSSocket, deadline: Deadline): Prom
         status: Number(headers[':status']),
         location: header('location'),
         contentLength: header('content-length'),
-        finish: (limit, stage) => readAtMost(stream, limit, stage, deadline, close),
+        contentType: header('content-type'),
+        finish: (limit, stage, keep) => readAtMost(stream, limit, stage, deadline, close, keep),
       });
     });
   });
 }
 
-/** utilio.ReadAtMost: read to the end or to `limit` bytes, whichever comes first, then close. */
+/**
+ * utilio.ReadAtMost: read to the end or to `limit` bytes, whichever comes first, then close. With `keep`, the
+ * bytes read, exactly `limit` of them at most, as kubelet would have them.
+ */
 function readAtMost(
   body: Readable,
   limit: number,
   stage: Stage,
   deadline: Deadline,
   close: () => void,
-): Promise<string | undefined> {
+  keep = false,
+): Promise<BodyRead> {
   return new Promise((resolve) => {
     let settled = false;
     let read = 0;
+    const chunks: Buffer[] = [];
     const done = (failure?: string) => {
       if (settled) return;
       settled = true;
       close();
-      resolve(failure);
+      resolve(
+        failure !== undefined
+          ? { failure }
+          : { bytes: keep ? Buffer.concat(chunks).subarray(0, limit) : NO_BYTES },
+      );
     };
     if (limit <= 0) return done();
     deadline.enter(stage, () => done('timeout'));
     body.on('data', (chunk: Buffer) => {
       read += chunk.length;
+      if (keep) chunks.push(chunk);
       if (read >= limit) done();
     });
     body.on('end', () => done());

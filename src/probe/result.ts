@@ -1,16 +1,30 @@
 // What a probe run yields, as a value: kubelet's verdict plus the status and one-line reason the companion
-// hands back to kubelet (DESIGN.md §5 "What kubelet receives"). Probers never throw for an unhealthy app.
+// hands back to kubelet, and for a Warning the app's body (DESIGN.md §5 "What kubelet receives"). Probers never
+// throw for an unhealthy app.
 
 /** kubelet's verdicts (k8s.io/kubernetes/pkg/probe/probe.go): Warning counts as success. */
 export type Verdict = 'success' | 'warning' | 'failure';
 
-export interface ProbeResult {
-  verdict: Verdict;
+/**
+ * What kubelet itself would have read of the app's answer: the body, cut at 10 KiB (http.go ReadAtMost), and the
+ * type the app gave it. Only a Warning carries it: kubelet puts those bytes into its Warning (`Probe terminated
+ * redirects, Response body: …`), so the companion hands them on unchanged (DESIGN.md §5).
+ */
+export interface AppBody {
+  bytes: Buffer;
+  contentType: string | undefined;
+}
+
+interface Judged<V extends Verdict> {
+  verdict: V;
   /** The status the companion answers with: the app's own status where it answered, else 200 or 503. */
   status: number;
   /** One plain-text line: what was probed and what happened, e.g. `GET http://10.1.2.3:14001/live -> 200 in 3 ms`. */
   message: string;
 }
+
+/** A Warning is a 3xx kubelet would not follow: it always comes with the app's body. */
+export type ProbeResult = Judged<'success' | 'failure'> | (Judged<'warning'> & { appBody: AppBody });
 
 /** Where and how long to probe. `host` is an IP literal (POD_IP or 127.0.0.1), never bracketed. */
 export interface ProbeTarget {

@@ -24,6 +24,7 @@ import { Gate } from './gate.js';
 import { budgetedWarn } from './line-budget.js';
 import { listenerConstraint } from './listener-constraint.js';
 import { originalHeaders, parseOriginalHeaders } from './original-headers.js';
+import { sendRelayed } from './relayed-answer.js';
 import { matchPath, pathsFor, portTimeouts, selectEntry } from './routing.js';
 import { LEAN_SCHEMA_CONTROLLER } from './schema-free.js';
 
@@ -132,9 +133,19 @@ export async function buildApp(options: AppOptions): Promise<App> {
       recorder.inFlight(role, -1);
     }
     recorder.probeRun(recorded, result.verdict, (performance.now() - started) / 1000);
-    if (result.verdict === 'failure') warnFailure(fields, result.message, 'probe failed');
-    else if (log.isLevelEnabled('debug')) log.debug({ ...fields(), result: result.message }, 'probe passed');
-    return answer(reply, result.status, `${label}: ${result.message}`);
+    const line = `${label}: ${result.message}`;
+    switch (result.verdict) {
+      case 'failure':
+        warnFailure(fields, result.message, 'probe failed');
+        return answer(reply, result.status, line);
+      case 'warning':
+        // kubelet's event now shows the app's body, as without the mesh; our reason is in the log and a header.
+        warnFailure(fields, result.message, 'probe warning');
+        return sendRelayed(reply, result.status, result.appBody, line);
+      case 'success':
+        if (log.isLevelEnabled('debug')) log.debug({ ...fields(), result: result.message }, 'probe passed');
+        return answer(reply, result.status, line);
+    }
   }
 
   function probe(request: Request, reply: Reply, kind: ProbeKind, container: string | undefined) {

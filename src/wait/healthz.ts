@@ -29,6 +29,6 @@ export async function getHealthz(host: string, port: number, timeoutMs: number):
     };
   }
   if (outcome.status === 200) return { ok: true };
-  const line = outcome.body.split('\n')[0]?.trim() ?? '';
+  const line = outcome.body.toString('utf8').split('\n')[0]?.trim() ?? '';
   return { ok: false, reason: `answered ${outcome.status}${line === '' ? '' : `: ${line}`}` };
 }

@@ -14,7 +14,11 @@ beforeAll(async () => {
     const seen = `ua=${req.headers['user-agent']} accept=${req.headers.accept} connection=${req.headers.connection} tcp=${req.headers['original-tcp-port']}`;
     if (req.url === '/headers') return res.end(`${seen}\n`);
     if (req.url === '/moved')
-      return res.writeHead(302).end('readiness app: -> 302 (redirect not followed)\n');
+      return res
+        .writeHead(302, { 'Osm-Healthcheck-Reason': 'readiness app: -> 302 (redirect not followed)' })
+        .end('<a href="http://0.0.0.0/">Found</a>.\n\n');
+    // A companion from before the reason header: its line is the body.
+    if (req.url === '/moved-before') return res.writeHead(302).end('readiness app: -> 302\n');
     if (req.url === '/empty') return res.writeHead(503).end();
     if (req.url === '/large') return res.end('a'.repeat(20_000));
     if (req.url === '/hang') return;
@@ -47,16 +51,26 @@ describe('askCompanion', () => {
       verdict: 'success',
       status: 200,
       reason: 'ua=kube-probe/1.30 accept=*/* connection=close tcp=5432',
+      kubeletWarning: null,
     });
   });
 
   it.each([
     {
-      name: '3xx: Warning',
+      name: "3xx: Warning, the reason from its header, kubelet's text from the app's body",
       path: '/moved',
       verdict: 'warning',
       status: 302,
       reason: 'readiness app: -> 302 (redirect not followed)',
+      kubeletWarning: 'Probe terminated redirects, Response body: <a href="http://0.0.0.0/">Found</a>.\n\n',
+    },
+    {
+      name: '3xx without the reason header: the body is the reason',
+      path: '/moved-before',
+      verdict: 'warning',
+      status: 302,
+      reason: 'readiness app: -> 302',
+      kubeletWarning: 'Probe terminated redirects, Response body: readiness app: -> 302\n',
     },
     {
       name: '404: Failure with the body',
@@ -79,9 +93,17 @@ describe('askCompanion', () => {
       status: 200,
       reason: 'a'.repeat(10_240),
     },
-  ])('judges the answer as kubelet does: $name', async ({ path, verdict, status, reason }) => {
-    expect(await askCompanion('127.0.0.1', get(path), 1000)).toEqual({ verdict, status, reason });
-  });
+  ])(
+    'judges the answer as kubelet does: $name',
+    async ({ path, verdict, status, reason, kubeletWarning = null }) => {
+      expect(await askCompanion('127.0.0.1', get(path), 1000)).toEqual({
+        verdict,
+        status,
+        reason,
+        kubeletWarning,
+      });
+    },
+  );
 
   it.each([
     { name: 'no answer in time', port: () => http, path: '/hang', reason: /failed: timeout after 200 ms$/ },
@@ -106,6 +128,7 @@ describe('askCompanion', () => {
       verdict: 'failure',
       status: null,
       reason: `GET http://127.0.0.1:${port}/osm-liveness-probe/app failed: connect ECONNREFUSED 127.0.0.1:${port} (is the companion running?)`,
+      kubeletWarning: null,
     });
   });
 });

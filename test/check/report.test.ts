@@ -16,6 +16,7 @@ const OK: CheckRow = {
   ms: 3,
   budgetMs: 900,
   reason: 'GET http://127.0.0.1:8080/live -> 200 in 3 ms',
+  kubeletWarning: null,
 };
 const WARNED: CheckRow = {
   ...OK,
@@ -24,6 +25,7 @@ const WARNED: CheckRow = {
   status: 302,
   reason:
     'GET http://127.0.0.1:8080/live -> 302 (redirect to http://other/ not followed: other host) in 2 ms',
+  kubeletWarning: 'Probe terminated redirects, Response body: <a href="http://other/">Found</a>.\n\n',
 };
 const FAILED: CheckRow = {
   kind: 'readiness',
@@ -36,6 +38,7 @@ const FAILED: CheckRow = {
   ms: 1,
   budgetMs: 1900,
   reason: 'tcp 127.0.0.1:5432 failed: connect ECONNREFUSED 127.0.0.1:5432 after 1 ms',
+  kubeletWarning: null,
 };
 
 describe('summary and passed', () => {
@@ -74,6 +77,24 @@ describe('formatTable', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it("a Warning: the reason, then kubelet's own text quoted on the same line", () => {
+    const lines = formatTable({ host: '10.1.2.3', companionPorts: null, rows: [WARNED] }).split('\n');
+    expect(lines[3]).toBe(
+      'readiness  app        HTTP :8080/live  Warning  302     3 ms / 900 ms  ' +
+        'GET http://127.0.0.1:8080/live -> 302 (redirect to http://other/ not followed: other host) in 2 ms; ' +
+        'kubelet: "Probe terminated redirects, Response body: <a href=\\"http://other/\\">Found</a>.\\n\\n"',
+    );
+  });
+
+  it("cuts kubelet's text of a long body in the table", () => {
+    const long = {
+      ...WARNED,
+      kubeletWarning: `Probe terminated redirects, Response body: ${'é'.repeat(10_240)}`,
+    };
+    const line = formatTable({ host: '10.1.2.3', companionPorts: null, rows: [long] }).split('\n')[3] ?? '';
+    expect(line.endsWith(`${'é'.repeat(200 - 43)}…"`)).toBe(true);
   });
 
   it('through the companion: what was sent where, and "-" for no answer', () => {
@@ -128,8 +149,14 @@ describe('formatJson', () => {
           ms: 3,
           budgetMs: 900,
           reason: 'GET http://127.0.0.1:8080/live -> 200 in 3 ms',
+          kubeletWarning: null,
         },
-        expect.objectContaining({ kind: 'readiness', verdict: 'warning', status: 302 }),
+        expect.objectContaining({
+          kind: 'readiness',
+          verdict: 'warning',
+          status: 302,
+          kubeletWarning: 'Probe terminated redirects, Response body: <a href="http://other/">Found</a>.\n\n',
+        }),
       ],
     });
   });

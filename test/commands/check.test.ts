@@ -22,6 +22,7 @@ interface JsonRow {
   ms: number;
   budgetMs: number;
   reason: string;
+  kubeletWarning: string | null;
 }
 interface JsonReport {
   host: string;
@@ -32,6 +33,9 @@ interface JsonReport {
 }
 
 const closers: Array<() => Promise<void>> = [];
+/** What Go's http.Redirect writes for a GET. */
+const FOUND = '<a href="http://other.example/">Found</a>.\n\n';
+const KUBELET_WARNING = `Probe terminated redirects, Response body: ${FOUND}`;
 let table: Record<string, unknown>;
 let ports: { http: number; https: number; tcp: number; closed: number; grpc: number };
 let tableJson: string;
@@ -40,7 +44,7 @@ beforeAll(async () => {
   const http = await httpApp((req, res) => {
     if (req.url === '/ok') return res.end('ok');
     // A redirect to another host is not followed: kubelet's Warning. No traffic goes to other.example.
-    if (req.url === '/moved') return res.writeHead(302, { location: 'http://other.example/' }).end();
+    if (req.url === '/moved') return res.writeHead(302, { location: 'http://other.example/' }).end(FOUND);
     if (req.url === '/hang') return; // never answers
     res.writeHead(500).end('broken');
   });
@@ -135,7 +139,12 @@ describe('check, run from here with the companion prober', () => {
     });
     expect(byName.get('liveness secure')).toMatchObject({ target: `HTTPS :${ports.https}/`, budgetMs: 1900 });
     expect(byName.get('liveness health')?.target).toBe(`grpc :${ports.grpc} service=""`);
-    expect(byName.get('readiness web')?.reason).toContain('redirect to http://other.example/ not followed');
+    expect(byName.get('readiness web')).toMatchObject({
+      reason: expect.stringContaining('redirect to http://other.example/ not followed'),
+      kubeletWarning: KUBELET_WARNING,
+    });
+    for (const probe of report.probes)
+      if (probe.verdict !== 'warning') expect(probe.kubeletWarning).toBeNull();
     expect(byName.get('readiness db')?.target).toBe(`tcp :${ports.tcp}`);
     expect(byName.get('startup db')?.reason).toContain('ECONNREFUSED');
     expect(byName.get('startup health')?.reason).toContain('NOT_SERVING');
@@ -154,6 +163,7 @@ describe('check, run from here with the companion prober', () => {
       ),
     );
     expect(lines[6]).toMatch(/^readiness +web +HTTP :\d+\/moved +Warning +302 /);
+    expect(lines[6]?.endsWith(`; kubelet: ${JSON.stringify(KUBELET_WARNING)}`)).toBe(true);
     expect(lines[10]).toMatch(/^startup +health +grpc :\d+ service="down" +Failure +503 /);
     expect(lines.at(-2)).toBe('3 of 8 probes failed: startup web, startup db, startup health');
   });
@@ -254,6 +264,13 @@ describe('check --via-companion', () => {
       });
       expect(byName.get('startup health')?.via?.port).toBe(bound.startup);
       expect(byName.get('startup web')?.reason).toMatch(/^startup web: GET .* -> 500 in \d+ ms$/);
+      // kubelet's Warning reads as without the mesh; our reason came in the companion's header.
+      expect(byName.get('readiness web')).toMatchObject({
+        reason: expect.stringMatching(
+          /^readiness web: GET http:\/\/127.0.0.1:\d+\/moved -> 302 \(redirect to http:\/\/other.example\/ not followed: other host\) in \d+ ms$/,
+        ),
+        kubeletWarning: KUBELET_WARNING,
+      });
 
       const table = await runCli(['check', '--via-companion', '--ports', list, '--kind', 'readiness'], {
         env: { OSM_HEALTHCHECK_PROBES: tableJson },

@@ -1,15 +1,15 @@
 // kubelet's prober for the end-to-end test, run as a process in the node's network namespace: one JSON request per
 // stdin line ({ id, host, action, timeoutMs }), one JSON verdict per stdout line ({ id, outcome, detail }). It
 // is written apart from the companion's probers on purpose, from kubelet's rules (pkg/probe/{http,tcp,grpc}):
-// HTTP 200-399 passes (3xx are not followed: a Warning, which counts as success), anything else fails; TCP
-// passes on connect; gRPC passes on SERVING. One timeout covers each probe. Exits when stdin closes.
+// HTTP as kubelet-http.ts does it (2xx passes, a 3xx kubelet does not follow is a Warning, which counts as
+// success, anything else fails); TCP passes on connect; gRPC passes on SERVING. One timeout covers each probe.
+// Exits when stdin closes.
 
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
+import { kubeletHttpProbe } from './kubelet-http.js';
 import type { ProbeAction } from './pod-spec.js';
 
 interface Verdict {
@@ -18,46 +18,21 @@ interface Verdict {
 }
 
 const USER_AGENT = 'kube-probe/1.30';
-const BODY_LIMIT = 10 * 1024;
 
-function probeHttp(host: string, action: Extract<ProbeAction, { type: 'httpGet' }>, timeoutMs: number) {
-  return new Promise<Verdict>((resolve) => {
-    const headers: Record<string, string> = { 'User-Agent': USER_AGENT, Accept: '*/*', Connection: 'close' };
-    for (const h of action.headers) headers[h.name] = h.value;
-    const send = action.scheme === 'HTTPS' ? httpsRequest : httpRequest;
-    const req = send({
-      host,
-      port: action.port,
-      path: action.path,
-      method: 'GET',
-      headers,
-      agent: false,
-      rejectUnauthorized: false,
-    });
-    const timer = setTimeout(() => req.destroy(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
-    req.on('error', (err) => {
-      clearTimeout(timer);
-      resolve({ outcome: 'failure', detail: err.message });
-    });
-    req.on('response', (res: IncomingMessage) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        if (body.length < BODY_LIMIT) body += chunk;
-      });
-      res.on('end', () => {
-        clearTimeout(timer);
-        const status = res.statusCode ?? 0;
-        const text = body.trim().slice(0, 200);
-        resolve(
-          status >= 200 && status < 400
-            ? { outcome: 'success', detail: `${status} ${text}` }
-            : { outcome: 'failure', detail: `HTTP probe failed with statuscode: ${status} (${text})` },
-        );
-      });
-    });
-    req.end();
-  });
+/** kubelet-http.ts's result as the stand-in counts it: a Warning passes; the detail is kubelet's output text. */
+async function probeHttp(
+  host: string,
+  action: Extract<ProbeAction, { type: 'httpGet' }>,
+  timeoutMs: number,
+): Promise<Verdict> {
+  const { result, output } = await kubeletHttpProbe(host, action, timeoutMs);
+  const text = output.toString('utf8');
+  return result === 'failure'
+    ? { outcome: 'failure' as const, detail: text }
+    : {
+        outcome: 'success' as const,
+        detail: result === 'warning' ? text : `${result}: ${text.trim().slice(0, 200)}`,
+      };
 }
 
 function probeTcp(host: string, port: number, timeoutMs: number) {

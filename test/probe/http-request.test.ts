@@ -7,6 +7,7 @@ import {
   atHop,
   describeError,
   failed,
+  kubeletWarning,
   timeoutReason,
   verdictFor,
 } from '../../src/probe/http-outcome.js';
@@ -348,26 +349,40 @@ describe('verdict and message', () => {
 
   const first = hop('/live');
   const later = hop('/new');
+  const NO_BODY = { bytes: Buffer.alloc(0), contentType: undefined };
+  const FOUND = {
+    bytes: Buffer.from('<a href="http://other.example/">Found</a>.\n\n'),
+    contentType: 'text/html',
+  };
 
   it.each([
     {
       name: 'answered',
-      result: answered(first, first, 0, 200, 3),
+      result: answered(first, first, 0, 200, 3, undefined, NO_BODY),
       want: { verdict: 'success', status: 200, message: 'GET http://10.1.2.3:8080/live -> 200 in 3 ms' },
     },
     {
       name: 'answered after redirects',
-      result: answered(first, later, 2, 500, 4),
+      result: answered(first, later, 2, 500, 4, undefined, NO_BODY),
       message:
         'GET http://10.1.2.3:8080/live -> 500 (after 2 redirects, at http://10.1.2.3:8080/new) in 4 ms',
       want: { verdict: 'failure', status: 500 },
     },
     {
       name: 'redirect not followed',
-      result: answered(first, first, 0, 302, 2, 'redirect to http://other.example/ not followed: other host'),
+      result: answered(
+        first,
+        first,
+        0,
+        302,
+        2,
+        'redirect to http://other.example/ not followed: other host',
+        FOUND,
+      ),
       want: {
         verdict: 'warning',
         status: 302,
+        appBody: FOUND,
         message:
           'GET http://10.1.2.3:8080/live -> 302 (redirect to http://other.example/ not followed: other host) in 2 ms',
       },
@@ -393,6 +408,30 @@ describe('verdict and message', () => {
   ])('$name', ({ result, want, message }) => {
     expect(result).toMatchObject(want);
     if (message !== undefined) expect(result.message).toBe(message);
+  });
+
+  it.each([
+    { name: '200', status: 200 },
+    { name: '500', status: 500 },
+  ])('only a Warning carries the body: $name', ({ status }) => {
+    expect(answered(first, first, 0, status, 1, undefined, FOUND)).not.toHaveProperty('appBody');
+  });
+
+  // Kubernetes' http_test.go: redirectHandlerWithBody(308, "") and (308, "ok body").
+  it.each([
+    { name: 'empty body', body: Buffer.alloc(0), want: 'Probe terminated redirects, Response body: ' },
+    {
+      name: 'ok body',
+      body: Buffer.from('ok body'),
+      want: 'Probe terminated redirects, Response body: ok body',
+    },
+    {
+      name: "Go's http.Redirect body, newlines kept",
+      body: Buffer.from('<a href="http://0.0.0.0/">Found</a>.\n\n'),
+      want: 'Probe terminated redirects, Response body: <a href="http://0.0.0.0/">Found</a>.\n\n',
+    },
+  ])("kubelet's Warning text: $name", ({ body, want }) => {
+    expect(kubeletWarning(body)).toBe(want);
   });
 
   it.each([

@@ -393,6 +393,81 @@ describe('body: at most 10 KiB is read', () => {
   });
 });
 
+describe("a Warning carries the app's body as kubelet reads it", () => {
+  /** The body bytes of a Warning, or a note that there was no Warning. */
+  const bodyOf = (result: ProbeResult) =>
+    result.verdict === 'warning' ? result.appBody : `no warning: ${result.verdict}`;
+  const big = Buffer.concat([Buffer.alloc(10_239, 'x'), Buffer.from('é…')]);
+
+  it.each([
+    {
+      name: "agnhost's /redirect to http://0.0.0.0/ (Go's http.Redirect)",
+      status: 302,
+      headers: { Location: 'http://0.0.0.0/', 'Content-Type': 'text/html; charset=utf-8' },
+      body: Buffer.from('<a href="http://0.0.0.0/">Found</a>.\n\n'),
+      want: Buffer.from('<a href="http://0.0.0.0/">Found</a>.\n\n'),
+      contentType: 'text/html; charset=utf-8',
+    },
+    {
+      name: '3xx without Location',
+      status: 301,
+      headers: {},
+      body: Buffer.from('moved, somewhere'),
+      want: Buffer.from('moved, somewhere'),
+      contentType: undefined,
+    },
+    {
+      name: '300 Multiple Choices',
+      status: 300,
+      headers: { Location: '/a', 'Content-Type': 'application/json' },
+      body: Buffer.from('{"versions": []}'),
+      want: Buffer.from('{"versions": []}'),
+      contentType: 'application/json',
+    },
+    {
+      name: '304: no body by definition',
+      status: 304,
+      headers: {},
+      body: Buffer.alloc(0),
+      want: Buffer.alloc(0),
+      contentType: undefined,
+    },
+    {
+      name: 'longer than 10 KiB: the first 10240 bytes, a character cut in half kept as bytes',
+      status: 302,
+      headers: { Location: 'http://0.0.0.0/' },
+      body: big,
+      want: big.subarray(0, 10_240),
+      contentType: undefined,
+    },
+  ])('$name', async ({ status, headers, body, want, contentType }) => {
+    const app = await httpPeer((_req, res) => res.writeHead(status, headers).end(body));
+    const result = await probeHttp(spec(app.port, '/redirect'), TARGET);
+    expect(result).toMatchObject({ verdict: 'warning', status });
+    expect(bodyOf(result)).toEqual({ bytes: want, contentType });
+    await app.idle();
+  });
+
+  it('over HTTP/2 too', async () => {
+    const app = await h2Peer(cert, (_req, res) =>
+      res.writeHead(302, { location: 'http://0.0.0.0/', 'content-type': 'text/plain' }).end('gone'),
+    );
+    const result = await probeHttp(spec(app.port, '/', [], 'HTTPS'), TARGET);
+    expect(bodyOf(result)).toEqual({ bytes: Buffer.from('gone'), contentType: 'text/plain' });
+    await app.idle();
+  });
+
+  it('the last answer of followed redirects', async () => {
+    const app = await httpPeer((req, res) =>
+      req.url === '/a'
+        ? res.writeHead(302, { Location: '/b' }).end('first')
+        : res.writeHead(307, { Location: 'http://0.0.0.0/' }).end('second'),
+    );
+    const result = await probeHttp(spec(app.port, '/a'), TARGET);
+    expect(bodyOf(result)).toEqual({ bytes: Buffer.from('second'), contentType: undefined });
+  });
+});
+
 /** Header names and values the server received, in wire order. */
 async function headersSeen(httpHeaders: HttpHeader[], userAgent?: string): Promise<[string, string][]> {
   const app = await httpPeer((_req, res) => res.writeHead(200).end());
