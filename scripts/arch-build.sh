@@ -51,11 +51,24 @@ arch_build() {
   fi
   in_root "$work/build" bash -c "$(declare -f build_stage); build_stage /src" || fail "the $arch build stage failed"
 
-  step "node stage: the stand-in's node ($arch), stripped (strip --strip-all)"
+  # The node stage as the Dockerfile has it, in the stand-in (this machine's binutils strips only its own
+  # architecture's binaries), once per stand-in, as a builder caches a layer: its stripped node is kept beside it.
+  local stripped=$node_base.stripped-node
+  if [ ! -f "$stripped" ]; then
+    step "node stage ($arch, under qemu): apt-get install binutils, then strip --strip-all /usr/local/bin/node"
+    cp -a "$node_base" "$work/node-stage"
+    cp -L /etc/resolv.conf "$work/node-stage/etc/resolv.conf"
+    in_root "$work/node-stage" env DEBIAN_FRONTEND=noninteractive sh -c 'apt-get update \
+      && apt-get install -y --no-install-recommends binutils \
+      && strip --strip-all /usr/local/bin/node' >"$work/node-stage.log" 2>&1 ||
+      fail "the $arch node stage failed: $(tail -5 "$work/node-stage.log")"
+    cp "$work/node-stage/usr/local/bin/node" "$stripped.new"
+    mv "$stripped.new" "$stripped"
+    rm -rf "$work/node-stage"
+  fi
+  step "node stage ($arch): the stand-in's node, stripped in it (strip --strip-all; cached: $stripped)"
   mkdir -p "$work/node"
-  cp "$node_base/usr/local/bin/node" "$work/node/node"
-  # binutils' strip handles any little-endian ELF file (its elf64-little target), so this machine's strips arm64.
-  strip --strip-all "$work/node/node" || fail "strip could not strip the $arch node"
+  cp "$stripped" "$work/node/node"
 
   # The runtime stage's apt-get step, as a builder caches a layer: once per stand-in (under qemu, a few minutes).
   runtime_cache=${debian/debian-bookworm-slim-/runtime-}-iptables-tini-ca-certificates
@@ -64,9 +77,9 @@ arch_build() {
     rm -rf "$runtime_cache.new"
     cp -a "$debian" "$runtime_cache.new"
     cp -L /etc/resolv.conf "$runtime_cache.new/etc/resolv.conf"
-    in_root "$runtime_cache.new" sh -c 'apt-get update -qq &&
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iptables tini ca-certificates' ||
-      fail "the $arch runtime stage's apt-get failed"
+    in_root "$runtime_cache.new" env DEBIAN_FRONTEND=noninteractive sh -c 'apt-get update \
+      && apt-get install -y --no-install-recommends iptables tini ca-certificates' >"$work/runtime-stage.log" 2>&1 ||
+      fail "the $arch runtime stage's apt-get failed: $(tail -5 "$work/runtime-stage.log")"
     mv "$runtime_cache.new" "$runtime_cache"
   fi
   step "runtime stage ($arch, under qemu): runtime-root.sh /rootfs ${runtime_packages[*]} (apt-get's step cached: $runtime_cache)"

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { onPath } from './on-path.js';
+import { skipWithout, tool } from './system-tools.js';
 
 export const KUBECTL_BIN = onPath('kubectl');
 
@@ -16,11 +17,9 @@ export type Manifest = Record<string, any>;
 
 /** True when the suite must skip: kubectl is absent and this is not CI. Says so loudly. */
 export function skipWithoutKubectl(suite: string): boolean {
-  if (KUBECTL_BIN !== undefined || process.env.CI === 'true') return false;
-  console.warn(
-    `\n!!! SKIPPED ${suite}: kubectl is not on PATH (it renders the kustomizations). With CI=true this fails instead.\n`,
-  );
-  return true;
+  return skipWithout(suite, [
+    tool('kubectl', 'it renders the kustomizations: https://kubernetes.io/docs/tasks/tools/'),
+  ]);
 }
 
 export type Rendered = { ok: true; objects: Manifest[] } | { ok: false; error: string };
