@@ -114,7 +114,7 @@ fi
 
 # Node 24's newest release for this architecture, and the npm, corepack and yarn the node image ships with it.
 export npm_config_prefer_offline=true npm_config_update_notifier=false
-node_version=$(npm view "node-linux-$node_arch@24" version | tail -1 | sed -E "s/.*'(.*)'.*/\\1/; s/.* //")
+node_version=$(npm view "node-linux-$node_arch@24" version | sed -E "s/.*'(.*)'.*/\\1/; s/.* //" | sort -V | tail -1)
 [ -n "$node_version" ] || fail "no node-linux-$node_arch@24 on the npm registry"
 node_dir=$cache/node-24-bookworm-slim-$arch-$(key "${debian_dir##*/}" "$node_version" npm@11 corepack@0.34 yarn@1.22.22)
 if [ ! -d "$node_dir" ]; then

@@ -246,7 +246,7 @@ describe.skipIf(!ARM64 || skipWithout('the arm64 image build (test/image/image.t
       expect(result.all).toContain('architecture: arm64, under qemu-aarch64 (binfmt_misc)');
       expect(result.all).toContain('node in the image: process.arch arm64');
       expect(result.all).toContain(
-        '/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle: run in the image',
+        '/bin/sh, sleep, tini, iptables-legacy, ip6tables-legacy, the CA bundle: run in the image; iptables-nft, ip6tables-nft: present (under qemu, not run)',
       );
       expect(result.all).toMatch(/\/healthz: 200 ok\n/);
       expect(result.all).toMatch(
