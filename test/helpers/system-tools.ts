@@ -55,12 +55,12 @@ export function skipWithout(suite: string, needs: readonly Need[]): boolean {
   if (lacking === '') return false;
   if (process.env.CI === 'true') {
     console.error(
-      `\n!!! ${suite} lacks ${lacking}: CI=true, so it runs and fails (.ci/run installs these).\n`,
+      `\n!!! ${suite} lacks ${lacking}: CI=true, so it runs and fails (.ci/run installs the Debian packages among these).\n`,
     );
     return false;
   }
   console.warn(
-    `\n!!! SKIPPED ${suite}: it needs ${lacking}. .ci/run installs them; with CI=true this fails instead.\n`,
+    `\n!!! SKIPPED ${suite}: it needs ${lacking}. .ci/run installs the Debian packages among them; with CI=true this fails instead.\n`,
   );
   return true;
 }
