@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The multi-architecture image from the one Dockerfile, with buildah: builds it for linux/amd64 and, under qemu
-# (scripts/emulation.sh), linux/arm64 against local stand-ins for the public bases (scripts/standin-root.sh's
-# roots, imported into buildah's storage once), puts both images in one OCI image index (buildah manifest create,
-# manifest add), checks that `buildah manifest inspect` lists both platforms, pushes the index with both images to
+# (scripts/emulation.sh), linux/arm64 against local stand-ins for the public bases (scripts/standin-root.sh
+# --image: its roots, imported into buildah's storage once), puts both images in one OCI image index (buildah
+# manifest create, manifest add), checks that `buildah manifest inspect` lists both platforms, pushes the index with both images to
 # an OCI archive in a temp dir (what `buildah manifest push --all ... docker://REGISTRY/...` sends a registry) and
 # reads the platforms back from it, and runs every subcommand from each image's root (scripts/image-build.sh
 # --rootfs; arm64's under qemu). README "The image" says how to push it to a registry, with buildah or docker buildx.
@@ -49,27 +49,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A stand-in root imported into buildah's storage as an image of that architecture, named for the root (whose
-# name is its inputs'), so it is imported once.
-import_base() {
-  local arch=$1 kind=$2 dir name ctr
-  dir=$("$root/scripts/standin-root.sh" "$arch" "$kind") || fail "no $arch $kind stand-in"
-  name=localhost/osm-hc-standin:${dir##*/}
-  if ! buildah inspect --type image "$name" >/dev/null 2>&1; then
-    ctr=$(buildah from --arch "$arch" scratch)
-    containers+=("$ctr")
-    cp -a "$dir/." "$(buildah mount "$ctr")/"
-    buildah config --os linux --arch "$arch" --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$ctr"
-    if [ "$kind" = node ]; then
-      buildah config --env NODE_VERSION="$(chroot "$dir" /usr/local/bin/node --version)" --cmd '["node"]' "$ctr"
-    else
-      buildah config --cmd '["bash"]' "$ctr"
-    fi
-    buildah commit --quiet "$ctr" "$name" >/dev/null
-  fi
-  echo "$name"
-}
-
 # This machine's npm may trust a CA of its own (a TLS-inspecting proxy): as scripts/image-measure.sh does, the
 # build's RUN steps get it through a global npmrc mounted over /usr/local/etc for the build only.
 trust=()
@@ -86,8 +65,8 @@ step "buildah manifest create $INDEX"
 buildah manifest create "$INDEX" >/dev/null
 for arch in "${arches[@]}"; do
   step "stand-in bases for $arch (scripts/standin-root.sh, imported into buildah's storage)"
-  debian=$(import_base "$arch" debian)
-  node_base=$(import_base "$arch" node)
+  debian=$("$root/scripts/standin-root.sh" --image "$arch" debian) || fail "no $arch debian stand-in"
+  node_base=$("$root/scripts/standin-root.sh" --image "$arch" node) || fail "no $arch node stand-in"
   echo "DEBIAN_IMAGE=$debian NODE_IMAGE=$node_base"
   step "buildah build --platform linux/$arch -t localhost/osm-healthcheck:$arch"
   start=$SECONDS
@@ -130,7 +109,7 @@ echo "$pushed ($(du -h "$work/osm-healthcheck.tar" | cut -f1))"
 
 for arch in "${arches[@]}"; do
   step "every subcommand from the linux/$arch image (scripts/image-build.sh --rootfs)"
-  ctr=$(buildah from --pull-never "localhost/osm-healthcheck:$arch")
+  ctr=$(buildah from --pull-never --arch "$arch" "localhost/osm-healthcheck:$arch")
   containers+=("$ctr")
   bash "$root/scripts/image-build.sh" --rootfs "$(buildah mount "$ctr")" >"$work/smoke-$arch.log" 2>&1 ||
     fail "linux/$arch: $(tail -20 "$work/smoke-$arch.log")"

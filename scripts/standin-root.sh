@@ -9,15 +9,21 @@
 # Made once and kept in $OSM_HC_STANDIN_CACHE (default /var/tmp/osm-hc-standin), in a directory named for its
 # inputs (architecture, suite, mirror, Node's version), so reruns take seconds: debootstrap under emulation is the
 # slow part (minutes). Prints the directory. Callers copy it before changing anything in it.
-# scripts/image-build.sh --arch and scripts/image-index.sh use it; root only (debootstrap, chroot).
-# Usage: scripts/standin-root.sh ARCH KIND   (ARCH: amd64 | arm64; KIND: debian | node)
+# With --image it also imports that root into buildah's storage as an image of that architecture (once: its name,
+# localhost/osm-hc-standin:<the directory's name>, is its inputs') and prints the image's name instead, for a
+# buildah build's --build-arg NODE_IMAGE / DEBIAN_IMAGE.
+# scripts/image-build.sh --arch uses the roots, scripts/image-index.sh and scripts/image-measure.sh the images;
+# root only (debootstrap, chroot).
+# Usage: scripts/standin-root.sh [--image] ARCH KIND   (ARCH: amd64 | arm64; KIND: debian | node)
 set -euo pipefail
 
 fail() {
   printf 'standin-root: FAILED: %s\n' "$*" >&2
   exit 1
 }
-[ $# = 2 ] || { echo "usage: $0 ARCH KIND   (ARCH: amd64 | arm64; KIND: debian | node)" >&2 && exit 2; }
+image=0
+[ "${1:-}" != --image ] || { image=1 && shift; }
+[ $# = 2 ] || { echo "usage: $0 [--image] ARCH KIND   (ARCH: amd64 | arm64; KIND: debian | node)" >&2 && exit 2; }
 arch=$1 kind=$2
 case $arch in
   amd64) qemu=x86_64 node_arch=x64 ;;
@@ -107,8 +113,28 @@ if [ ! -d "$debian_dir" ]; then
   chroot "$debian_dir.new" /bin/true || fail "the $arch root does not run (under qemu-$qemu)"
   mv "$debian_dir.new" "$debian_dir"
 fi
+# Prints the root $1, or with --image the name of the image made from it (with the base image's command $2).
+result() {
+  if [ "$image" = 0 ]; then
+    echo "$1"
+    return
+  fi
+  command -v buildah >/dev/null 2>&1 || fail "--image needs buildah"
+  local name=localhost/osm-hc-standin:${1##*/} ctr
+  if ! buildah inspect --type image "$name" >/dev/null 2>&1; then
+    ctr=$(buildah from --arch "$arch" scratch)
+    cp -a "$1/." "$(buildah mount "$ctr")/"
+    buildah config --os linux --arch "$arch" --cmd "$2" \
+      --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$ctr"
+    [ "$kind" != node ] || buildah config --env NODE_VERSION="v$node_version" "$ctr"
+    buildah commit --quiet "$ctr" "$name" >/dev/null || { buildah rm "$ctr" >/dev/null && fail "buildah commit $name"; }
+    buildah rm "$ctr" >/dev/null
+  fi
+  echo "$name"
+}
+
 if [ "$kind" = debian ]; then
-  echo "$debian_dir"
+  result "$debian_dir" '["bash"]'
   exit 0
 fi
 
@@ -145,4 +171,4 @@ if [ ! -d "$node_dir" ]; then
   [ "$got" = "v$node_version" ] || fail "node --version in the stand-in printed '$got', expected v$node_version"
   mv "$new" "$node_dir"
 fi
-echo "$node_dir"
+result "$node_dir" '["node"]'

@@ -55,7 +55,7 @@ export function skipWithout(suite: string, needs: readonly Need[]): boolean {
   if (lacking === '') return false;
   if (process.env.CI === 'true') {
     console.error(
-      `\n!!! ${suite} lacks ${lacking}: CI=true, so it runs and fails (.ci/run installs the Debian packages among these).\n`,
+      `\n!!! ${suite}: missing ${lacking}; CI=true, so it runs and fails (.ci/run installs the Debian packages among these).\n`,
     );
     return false;
   }
