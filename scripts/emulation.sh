@@ -31,6 +31,8 @@ emulate() {
       return 1
     fi
     update-binfmts --enable "qemu-$qemu" >&2 || true
+    # Registered but switched off (echo 0 > the entry): update-binfmts sees it registered and does nothing.
+    if [ -e "$entry" ] && ! grep -qx enabled "$entry"; then echo 1 >"$entry" || true; fi
   fi
   grep -qx enabled "$entry" 2>/dev/null || {
     echo "emulation: qemu-$qemu is not enabled in binfmt_misc (as root: update-binfmts --enable qemu-$qemu)" >&2
