@@ -7,21 +7,36 @@
 # them (as root chrooted into it): --version, `serve` (as uid 65532, /healthz and a gRPC probe), `wait` and
 # `check` against that serve, `inject` (stdin), `webhook` (HTTPS, a throwaway certificate) and `init --dry-run`
 # (as root, in a throwaway netns, with the nft and the legacy backend).
+# With --arch ARCH (root only) it builds for that architecture (arm64 on this amd64 machine) under emulation
+# (scripts/emulation.sh: qemu-user-static through binfmt_misc): each stage runs chrooted into a stand-in base of
+# that architecture (scripts/standin-root.sh: debootstrap, Node's official build), as a builder under emulation
+# runs the Dockerfile: the build stage with that Node (serve's V8 code cache is that Node's), the runtime stage's
+# apt-get and runtime-root.sh on that architecture's packages; then the same checks, chrooted, under qemu. Under
+# qemu user mode nft's netlink sockets are not available, so `init --dry-run` runs the legacy backend only there.
+# Cold (the stand-ins made) it takes about 4 minutes on this 2-core machine, warm 40 s; test/image/image.test.ts
+# runs it when OSM_HC_IMAGE_ARCHES=arm64, as .ci/run sets it.
 # With --rootfs DIR (root only) nothing is built: the same checks run in the root filesystem of a real image
-# (scripts/image-measure.sh passes its buildah build's), each command chrooted into it as the image runs it.
-# Usage: scripts/image-build.sh [--keep] [--rootfs DIR]   (--keep leaves the temp dir and prints where it is)
+# (scripts/image-measure.sh and scripts/image-index.sh pass their buildah builds'), each command chrooted into it
+# as the image runs it, under emulation if its node is of another architecture.
+# Usage: scripts/image-build.sh [--keep] [--arch ARCH] [--rootfs DIR]   (--keep leaves the temp dir and says where)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 keep=0
 rootfs=
+host_arch=$(dpkg --print-architecture 2>/dev/null || uname -m | sed 's/x86_64/amd64/; s/aarch64/arm64/')
+arch=$host_arch
 while [ $# -gt 0 ]; do
   case $1 in
     --keep) keep=1 && shift ;;
+    --arch) arch=$2 && shift 2 ;;
     --rootfs) rootfs=$(cd "$2" && pwd) && shift 2 ;;
-    *) echo "usage: $0 [--keep] [--rootfs DIR]" >&2 && exit 2 ;;
+    *) echo "usage: $0 [--keep] [--arch ARCH] [--rootfs DIR]" >&2 && exit 2 ;;
   esac
 done
+case $arch in amd64 | arm64) ;; *) echo "image-build: --arch must be amd64 or arm64, got '$arch'" >&2 && exit 2 ;; esac
+# The image's runtime packages: the Dockerfile's runtime stage lays out these (test/image/image.test.ts checks).
+runtime_packages=(iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase)
 
 umask 022
 work=$(mktemp -d "${TMPDIR:-/tmp}/osm-hc-image.XXXXXX")
@@ -81,21 +96,34 @@ stop() {
 # The registry is reachable, but a warm cache is faster; the Dockerfile's commands stay word for word the same.
 export npm_config_prefer_offline=true npm_config_update_notifier=false
 
-if [ -z "$rootfs" ]; then
-step "build stage: production dependencies + esbuild (npm ci), then node scripts/build.mjs"
-mkdir -p "$work/src/scripts"
-cp "$root/package.json" "$root/package-lock.json" "$work/src/"
-(
-  cd "$work/src"
+# The build stage's two RUN steps, in its /src: in this shell, or (another architecture) in the stand-in's bash.
+build_stage() {
+  cd "$1"
   esbuild="$(npm pkg get devDependencies.esbuild)" &&
     npm pkg delete devDependencies &&
     npm pkg set "devDependencies.esbuild=${esbuild}" --json &&
     npm ci --ignore-scripts --no-audit --no-fund
-)
-cp "$root/tsconfig.json" "$work/src/"
-cp "$root/scripts/build.mjs" "$root/scripts/bundle-options.mjs" "$work/src/scripts/"
-cp -R "$root/src" "$work/src/src"
-(cd "$work/src" && node scripts/build.mjs)
+  node scripts/build.mjs
+}
+# The build stage's COPY steps into $1/src.
+copy_sources() {
+  mkdir -p "$1/src/scripts"
+  cp "$root/package.json" "$root/package-lock.json" "$1/src/"
+  cp "$root/tsconfig.json" "$1/src/"
+  cp "$root/scripts/build.mjs" "$root/scripts/bundle-options.mjs" "$1/src/scripts/"
+  cp -R "$root/src" "$1/src/src"
+}
+
+if [ -z "$rootfs" ] && [ "$arch" != "$host_arch" ]; then
+  [ "$(id -u)" = 0 ] || fail "--arch $arch needs root: its stand-in bases (debootstrap) and each stage run chrooted, under qemu"
+  # shellcheck source=scripts/arch-build.sh
+  . "$root/scripts/arch-build.sh"
+  arch_build "$arch"
+  rootfs=$image
+elif [ -z "$rootfs" ]; then
+step "build stage: production dependencies + esbuild (npm ci), then node scripts/build.mjs"
+copy_sources "$work"
+(build_stage "$work/src")
 
 # The node stage is the Node base, whose binary built dist/ (and so serve's V8 code cache): here, this `node`,
 # stripped as the node stage strips it (when binutils is here).
@@ -113,7 +141,7 @@ if [ "$(id -u)" = 0 ]; then
   # The runtime stage on this machine's Debian packages (CI's is bookworm, as the image's base), then the final
   # stage on it; the checks below run each command chrooted into it, as they do in a real image's root.
   step "runtime stage: scripts/runtime-root.sh from this machine's packages"
-  "$root/scripts/runtime-root.sh" "$image" iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase
+  "$root/scripts/runtime-root.sh" "$image" "${runtime_packages[@]}"
   rootfs=$image
 else
   echo "!!! SKIPPED the runtime stage (scripts/runtime-root.sh) and chroot: they need root (CI runs as root);" \
@@ -138,6 +166,20 @@ else
   [ "$(id -u)" = 0 ] || fail "--rootfs needs root (chroot)"
   image=$rootfs
   step "the image's root filesystem: $image"
+  # Its architecture is its node's (the ELF header's machine field); another than this machine's runs under qemu.
+  case $(od -An -tx1 -j18 -N2 "$image/usr/local/bin/node" | tr -d ' ') in
+    3e00) arch=amd64 ;;
+    b700) arch=arm64 ;;
+    *) fail "$image/usr/local/bin/node is not an amd64 or arm64 ELF binary" ;;
+  esac
+  if [ "$arch" != "$host_arch" ]; then
+    # shellcheck source=scripts/emulation.sh
+    . "$root/scripts/emulation.sh"
+    emulate "$arch" || fail "cannot run $arch binaries here"
+    echo "architecture: $arch, under qemu-$(qemu_arch "$arch") (binfmt_misc)"
+  else
+    echo "architecture: $arch"
+  fi
   # Each command in a private mount namespace with /proc and /dev, chrooted as OHC_USER (if set) into the image.
   # shellcheck disable=SC2016 # expanded by that sh.
   in_image='mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" &&
@@ -146,14 +188,33 @@ else
   cli=("${run_in[@]}" /usr/local/bin/node /app/dist/cli.mjs)
   # What runs in the image besides node, run there: a shell and sleep (the webhook's preStop), tini, iptables
   # with both backends and ip6tables (through the update-alternatives links too); and the CA bundle.
+  # Under qemu the nft tools (and the iptables links to them) cannot run even --version: they open a netlink
+  # socket first, which qemu's user mode does not translate. There they must be present; the legacy ones run.
+  emulated=
+  [ "$arch" = "$host_arch" ] || emulated=yes
   # shellcheck disable=SC2016 # expanded by the image's sh.
   tools=$(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "${run_in[@]}" /bin/sh -c '
     sleep 0 && tini --version && for t in iptables-nft iptables-legacy ip6tables-nft ip6tables-legacy iptables ip6tables \
-      iptables-nft-restore iptables-legacy-restore iptables-nft-save iptables-legacy-save; do "$t" --version || exit 1; done &&
-    test -s /etc/ssl/certs/ca-certificates.crt && echo "the CA bundle: present"' 2>&1) ||
+      iptables-nft-restore iptables-legacy-restore iptables-nft-save iptables-legacy-save; do
+        case $1$t in
+          yes*legacy*) "$t" --version || exit 1 ;;
+          yes*) [ -x "$(command -v "$t")" ] && echo "$t: present (not run under qemu: no netlink)" || exit 1 ;;
+          *) "$t" --version || exit 1 ;;
+        esac
+      done &&
+    test -s /etc/ssl/certs/ca-certificates.crt && echo "the CA bundle: present"' sh "$emulated" 2>&1) ||
     fail "the image cannot run what it needs: $tools"
   echo "$tools"
-  echo "/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle: run in the image"
+  if [ -n "$emulated" ]; then
+    echo "/bin/sh, sleep, tini, iptables-legacy, ip6tables-legacy, the CA bundle: run in the image; iptables-nft," \
+      "ip6tables-nft: present (under qemu, not run)"
+  else
+    echo "/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle: run in the image"
+  fi
+  node_arch=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "${run_in[@]}" /usr/local/bin/node -p process.arch 2>&1) ||
+    fail "node does not run in the image: $node_arch"
+  [ "$node_arch" = "${arch/amd64/x64}" ] || fail "node in the image says process.arch $node_arch, expected ${arch/amd64/x64}"
+  echo "node in the image: process.arch $node_arch"
   # Only what runs: no package manager, nor perl, which only its maintainer scripts need.
   managers=$(find "$image" -xdev ! -type d \( -name dpkg -o -name 'dpkg-*' -o -name apt -o -name 'apt-*' \
     -o -name perl -o -name 'perl5*' -o -name debconf \) -print)
@@ -246,7 +307,14 @@ if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1; then
   echo "!!! SKIPPED init --dry-run: it needs root and iproute2 (CI runs as root)" >&2
 else
   ip netns add "$netns"
-  for backend in nft legacy; do
+  backends=(nft legacy)
+  if [ "$arch" != "$host_arch" ]; then
+    # qemu user mode does not translate netlink sockets, which the nft backend reads the ruleset through.
+    echo "!!! init --dry-run --backend nft NOT RUN: under qemu user mode ($arch on $host_arch) nft's netlink" \
+      "sockets are not available; the legacy backend runs instead (on a real $arch node both do)" >&2
+    backends=(legacy)
+  fi
+  for backend in "${backends[@]}"; do
     rules=$("${image_env[@]}" ip netns exec "$netns" "${cli[@]}" init --dry-run --backend "$backend" 2>&1) ||
       fail "init --dry-run --backend $backend failed: $rules"
     echo "$rules"

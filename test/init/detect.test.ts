@@ -4,7 +4,7 @@
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
-import { type Backend, backendWorks, IS_ROOT, Lab, warnUnlessRoot } from './lab.js';
+import { type Backend, backendWorks, LAB_READY, Lab, warnUnlessRoot } from './lab.js';
 
 warnUnlessRoot('test/init/detect.test.ts (iptables backend detection)');
 
@@ -56,7 +56,7 @@ const CASES: {
 ];
 
 // Detection is only meaningful with both backends at hand.
-const BOTH_WORK = IS_ROOT && (await backendWorks('nft')) && (await backendWorks('legacy'));
+const BOTH_WORK = LAB_READY && (await backendWorks('nft')) && (await backendWorks('legacy'));
 
 describe.skipIf(!BOTH_WORK)('backend detection with real rules', () => {
   // The CLI as shipped: vitest's global setup builds dist/cli.mjs from the current sources.

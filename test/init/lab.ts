@@ -5,10 +5,17 @@
 
 import { dirname } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
+import { IP, IPTABLES, skipWithout } from '../helpers/system-tools.js';
 
 export type Backend = 'nft' | 'legacy';
 
-export const IS_ROOT = process.getuid?.() === 0;
+const IS_ROOT = process.getuid?.() === 0;
+/**
+ * Whether the namespace suites run: as root, with ip (iproute2) and iptables, which they drive. Without root they
+ * skip (warnUnlessRoot says so); as root without the tools they skip loudly too, but fail under CI=true.
+ */
+export const LAB_READY =
+  IS_ROOT && !skipWithout('the network-namespace suites (test/init, test/e2e)', [IP, IPTABLES]);
 export const POD = { v4: '10.251.0.2', v6: 'fd00:251::2' } as const;
 export const NODE = { v4: '10.251.0.1', v6: 'fd00:251::1' } as const;
 /** osm-edge's inbound listener port (PROXY_INBOUND_PORT), where the mesh redirects every inbound connection. */

@@ -8,13 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stagedCli } from '../helpers/staged-cli.js';
-import { IS_ROOT, Lab, warnUnlessRoot } from './lab.js';
+import { LAB_READY, Lab, warnUnlessRoot } from './lab.js';
 
 warnUnlessRoot('test/init/refusals.test.ts (init refusing to run)');
 
 const NO_NAT = fileURLToPath(new URL('fixtures/no-nat', import.meta.url));
 
-describe.skipIf(!IS_ROOT)('init refuses, changing nothing', () => {
+describe.skipIf(!LAB_READY)('init refuses, changing nothing', () => {
   // Staged where uid 65534 can read it, wherever the checkout is (test/helpers/staged-cli.ts).
   const cli = { path: stagedCli() };
   let lab: Lab;

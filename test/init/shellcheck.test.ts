@@ -5,6 +5,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { SHELLCHECK, skipWithout } from '../helpers/system-tools.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const SCRIPTS = [
@@ -13,15 +14,7 @@ const SCRIPTS = [
   ...readdirSync(`${REPO}test/init/fixtures/no-nat`).map((f) => `test/init/fixtures/no-nat/${f}`),
 ];
 
-const shellcheck = await execa('shellcheck', ['--version'], { reject: false });
-const HAVE_SHELLCHECK = shellcheck.exitCode === 0;
-if (!HAVE_SHELLCHECK) {
-  console.warn(
-    '\n!!! SKIPPED test/init/shellcheck.test.ts: shellcheck is not installed (.ci/run installs it).\n',
-  );
-}
-
-describe.skipIf(!HAVE_SHELLCHECK)('shellcheck', () => {
+describe.skipIf(skipWithout('test/init/shellcheck.test.ts', [SHELLCHECK]))('shellcheck', () => {
   it.each(SCRIPTS)('%s', async (script) => {
     const result = await execa('shellcheck', ['--shell=sh', '--external-sources', script], {
       cwd: REPO,
