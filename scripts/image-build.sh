@@ -177,7 +177,7 @@ got=$("${image_env[@]}" "${cli[@]}" --version)
 [ "$got" = "$want" ] || fail "--version printed '$got', expected '$want'"
 echo "$got"
 
-step "serve: as uid 65532, /healthz answers and a gRPC probe of a SERVING app passes (dist/commands/grpc-kit.cjs)"
+step "serve: as uid 65532, /healthz answers and a gRPC probe of a SERVING app passes"
 # The app: bench/app.mjs from the checkout (a gRPC health server answering SERVING), on loopback.
 node "$root/bench/app.mjs" >"$work/app.json" 2>&1 &
 app_pid=$!
