@@ -169,7 +169,7 @@ unwanted=$(find "$image/app" "$image/usr/local" \( -name npm -o -name npx -o -na
 [ -z "$unwanted" ] || fail "the final stage holds what never runs: $unwanted"
 echo "size: /app $(du -sh "$image/app" | cut -f1), node $(du -sh "$image/usr/local/bin/node" | cut -f1)"
 
-image_env=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production)
+image_env=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production MALLOC_ARENA_MAX=1)
 
 step "--version"
 want=$(node -p "require('$root/package.json').version")
