@@ -3,13 +3,12 @@
 // `serve` starts in every pod, so it loads exactly two files and never parses the webhook's Fastify, inject's YAML
 // or init's execa. Code the commands share (errors, the table, pino) is copied into each: every extra file an ESM
 // start-up reads cost more (about 7 ms over the five chunks esbuild's code splitting made) than the copies weigh.
-// gRPC is a file of its own too, loaded only when the probe table has a gRPC entry (scripts/bundle-options.mjs).
 // Nothing is left to node_modules: dist/ is all the image ships of the companion.
 import { readdirSync, rmSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { basename, join } from 'node:path';
 import { build } from 'esbuild';
-import { common, grpcKitBundle, metricsBundle, serveBundle } from './bundle-options.mjs';
+import { common, metricsBundle, serveBundle } from './bundle-options.mjs';
 
 const COMMANDS = ['serve', 'wait', 'inject', 'init', 'webhook', 'check'];
 
@@ -25,11 +24,10 @@ const commandsExternal = {
 };
 
 const results = await Promise.all([
-  build({ ...common, entryPoints: ['src/cli.ts'], plugins: [...common.plugins, commandsExternal] }),
+  build({ ...common, entryPoints: ['src/cli.ts'], plugins: [commandsExternal] }),
   // serve starts in every pod, and its metrics exposition loads on the first scrape: scripts/bundle-options.mjs.
   build(serveBundle()),
   build(metricsBundle()),
-  build(grpcKitBundle()),
   build({
     ...common,
     entryPoints: COMMANDS.filter((name) => name !== 'serve').map((name) => `src/commands/${name}.ts`),
@@ -45,13 +43,14 @@ if (leaked.length > 0 || serveInputs.includes('src/metrics/registry.ts')) {
   );
 }
 
-// gRPC belongs to grpc-kit.cjs alone: should grpc.ts import it another way, every command would carry it.
+// gRPC probes run on node:http2 (src/probe/grpc.ts); grpc-js is the tests' server. Should code under src/ import
+// grpc-js again, every bundle that probes would carry its ~10 MiB of memory without a word.
 const GRPC_INPUT = /node_modules[\\/](@grpc[\\/]|grpc-health-check[\\/]|protobufjs[\\/])/;
-for (const result of [results[0], results[1], results[2], results[4]]) {
+for (const result of results) {
   const grpcInput = Object.keys(result.metafile.inputs).find((input) => GRPC_INPUT.test(input));
   if (grpcInput !== undefined) {
     const output = Object.keys(result.metafile.outputs).join(', ');
-    throw new Error(`build: only grpc-kit.cjs may hold gRPC, but ${output} holds ${grpcInput}`);
+    throw new Error(`build: no bundle may hold grpc-js, but ${output} holds ${grpcInput}`);
   }
 }
 

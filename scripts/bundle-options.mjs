@@ -3,7 +3,6 @@
 // vm.Script with V8's code cache (src/command-loader.ts), minified (0.5 MB less source in every companion's memory),
 // and without the parts of Fastify the companion never runs.
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { basename, dirname, resolve } from 'node:path';
 
 // What serve's Fastify never runs, kept out of its bundle (issue 11; test/commands/bundle.test.ts checks it):
@@ -92,55 +91,8 @@ const leanPromClient = {
   },
 };
 
-// gRPC (grpc-js, grpc-health-check and protobufjs under them: ~1 MB of source) loads on the first gRPC probe only:
-// probe/grpc.ts's import('./grpc-kit.js') becomes import('./grpc-kit.cjs') in every bundle that probes (serve,
-// check), a file of its own beside them. Bundled rather than left in node_modules, so the image ships no
-// node_modules at all, and the first probe reads one file instead of ~100 (BENCHMARKS.md, "Image (issue 18)").
-const GRPC_KIT = resolve('src/probe/grpc-kit.ts');
-export const GRPC_KIT_FILE = 'grpc-kit.cjs';
-/** @type {import('esbuild').Plugin} */
-const grpcKitExternal = {
-  name: 'grpc-kit-external',
-  setup(b) {
-    b.onResolve({ filter: /^\.\/grpc-kit\.js$/ }, (args) =>
-      resolve(args.resolveDir, 'grpc-kit.ts') === GRPC_KIT
-        ? { path: `./${GRPC_KIT_FILE}`, external: true }
-        : undefined,
-    );
-  },
-};
-
-// grpc-health-check loads health.proto at require time from its own package directory (`includeDirs:
-// [__dirname/../../proto]`), which a bundle does not have. The build parses that .proto once, here, and the bundle
-// builds the same service definition from the descriptor inlined as JSON (proto-loader's fromJSON).
-const HEALTH_LOAD = /\(0, (\w+)\.loadSync\)\('health\/v1\/health\.proto', \{/;
-/** @type {import('esbuild').Plugin} */
-const inlineHealthProto = {
-  name: 'inline-health-proto',
-  setup(b) {
-    b.onLoad(
-      { filter: /[\\/]node_modules[\\/]grpc-health-check[\\/]build[\\/]src[\\/]health\.js$/ },
-      async (args) => {
-        const contents = await readFile(args.path, 'utf8');
-        if (!HEALTH_LOAD.test(contents))
-          throw new Error('inline-health-proto: grpc-health-check no longer loads health.proto');
-        // The protobufjs that grpc-health-check's proto-loader would parse the file with.
-        const loader = createRequire(args.path).resolve('@grpc/proto-loader');
-        const protobuf = createRequire(loader)('protobufjs');
-        const proto = resolve(dirname(args.path), '../../proto/health/v1/health.proto');
-        const descriptor = JSON.stringify(new protobuf.Root().loadSync(proto, { keepCase: true }).toJSON());
-        return {
-          contents: contents.replace(HEALTH_LOAD, `(0, $1.fromJSON)(${descriptor}, {`),
-          loader: 'js',
-          resolveDir: dirname(args.path),
-        };
-      },
-    );
-  },
-};
-
 /** What every bundle shares: ESM for node, one self-contained file each, nothing left in node_modules. */
-/** @type {import('esbuild').BuildOptions & { metafile: true; plugins: import('esbuild').Plugin[] }} */
+/** @type {import('esbuild').BuildOptions & { metafile: true }} */
 export const common = {
   outdir: 'dist',
   entryNames: '[dir]/[name]',
@@ -153,7 +105,6 @@ export const common = {
   sourcemap: false,
   legalComments: 'none',
   metafile: true,
-  plugins: [grpcKitExternal],
   banner: {
     js: [
       '#!/usr/bin/env node',
@@ -178,7 +129,7 @@ export function serveBundle() {
     supported: { 'dynamic-import': false },
     banner: { js: '(function (exports, require, module, __filename, __dirname) {' },
     footer: { js: '})' },
-    plugins: [...common.plugins, leanFastify, metricsExternal],
+    plugins: [leanFastify, metricsExternal],
   };
 }
 
@@ -199,10 +150,4 @@ function lazyCjsBundle(entryPoint, file, plugins) {
 /** esbuild options for dist/commands/serve-metrics.cjs, which serve requires on the first GET /metrics. */
 export function metricsBundle() {
   return lazyCjsBundle(METRICS_EXPOSITION, METRICS_FILE, [leanPromClient]);
-}
-
-/** esbuild options for dist/commands/grpc-kit.cjs, which serve and check load on their first gRPC probe. */
-/** @returns {import('esbuild').BuildOptions & { metafile: true }} */
-export function grpcKitBundle() {
-  return lazyCjsBundle(GRPC_KIT, GRPC_KIT_FILE, [inlineHealthProto]);
 }

@@ -8,8 +8,9 @@ export type GrpcOutcome =
   /** The server answered the RPC: `status` is the HealthCheckResponse.ServingStatus name (or number). */
   | { kind: 'response'; status: string }
   /**
-   * The RPC ended with a gRPC status other than OK. `connected` says whether a transport to the app was up
-   * when it ended, which is what separates kubelet's "failed to connect" from a failed RPC.
+   * The RPC ended with a gRPC status other than OK. `connected` says whether the connection to the app had come
+   * up (kubelet's blocking dial had returned), which is what separates kubelet's "failed to connect" from a
+   * failed RPC.
    */
   | { kind: 'error'; code: string; details: string; connected: boolean };
 
@@ -36,7 +37,7 @@ export function grpcVerdict(outcome: GrpcOutcome, ctx: GrpcProbeContext): ProbeR
     if (outcome.code === 'DEADLINE_EXCEEDED') {
       return failure(`${prefix} failed to connect within ${ctx.timeoutMs} ms`);
     }
-    return failure(`${prefix} failed to connect: ${connectionError(outcome.details)} ${after}`);
+    return failure(`${prefix} failed to connect: ${outcome.details} ${after}`);
   }
   switch (outcome.code) {
     case 'UNIMPLEMENTED':
@@ -56,17 +57,4 @@ export function grpcVerdict(outcome: GrpcOutcome, ctx: GrpcProbeContext): ProbeR
 
 function failure(message: string): ProbeResult {
   return { verdict: 'failure', status: 503, message };
-}
-
-/**
- * grpc-js wraps a dial error as `No connection established. Last error: Error: connect ECONNREFUSED
- * 10.1.2.3:80. Resolution note: ` (sometimes with a timestamp after the error); keep just the error.
- * Details in any other shape are returned as they are.
- */
-export function connectionError(details: string): string {
-  const match =
-    /^No connection established\. Last error: (?:Error: )?(.*?)(?: \(\d{4}-[^)]*\))?\. Resolution note:/s.exec(
-      details,
-    );
-  return match?.[1] ?? details;
 }

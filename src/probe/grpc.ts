@@ -1,52 +1,39 @@
-// gRPC probe, as kubelet's pkg/probe/grpc runs it: a plaintext grpc.health.v1.Health/Check against the app,
-// with kubelet's User-Agent and one deadline for connect and call. The verdict rules live in grpc-verdict.ts.
+// gRPC probe, as kubelet's pkg/probe/grpc runs it: a plaintext grpc.health.v1.Health/Check against the app, with
+// kubelet's User-Agent and one deadline for connect and call. One unary call on node's own HTTP/2 client: the wire
+// format is grpc-wire.ts, the verdict rules grpc-verdict.ts.
+//
+// Why not grpc-js: for this one call it cost every companion with a gRPC probe ~10 MiB more memory than node:http2
+// and a few hundred KB of code to load (issue 21, BENCHMARKS.md "Memory (issue 21)"). The tests' peers stay
+// grpc-js servers running grpc-health-check, so what this client sends is checked by a real gRPC server.
 
-import type { Socket } from 'node:net';
-import type { ChannelCredentials } from '@grpc/grpc-js';
+import type { ClientHttp2Session, IncomingHttpHeaders } from 'node:http2';
 import { DEFAULT_USER_AGENT } from '../scheme.js';
 import type { GrpcHandler } from '../table/types.js';
 import { type GrpcOutcome, grpcVerdict } from './grpc-verdict.js';
+import {
+  CHECK_PATH,
+  callStatus,
+  decodeCheckResponse,
+  encodeCheckRequest,
+  type GrpcStatus,
+  grpcTimeout,
+  MAX_RECEIVE_BYTES,
+  resetStatus,
+} from './grpc-wire.js';
 import { joinHostPort, type ProbeResult, type ProbeTarget } from './result.js';
 
-type GrpcJs = typeof import('@grpc/grpc-js');
+type Http2 = typeof import('node:http2');
+let http2: Promise<Http2> | undefined;
 
-/** The part of grpc-health-check's Check method definition a client needs. */
-interface HealthCheckMethod {
-  path: string;
-  requestSerialize: (request: { service: string }) => Buffer;
-  responseDeserialize: (bytes: Buffer) => HealthCheckResponse;
+/** node:http2 (and the TLS it loads) only once a table has a gRPC probe: a few ms and ~1 MiB otherwise saved. */
+function loadHttp2(): Promise<Http2> {
+  http2 ??= import('node:http2');
+  return http2;
 }
 
-/** grpc.health.v1.HealthCheckResponse as grpc-health-check decodes it: enums as names, defaults filled in. */
-interface HealthCheckResponse {
-  status?: unknown;
-}
-
-interface HealthClientKit {
-  grpc: GrpcJs;
-  check: HealthCheckMethod;
-}
-
-let kit: Promise<HealthClientKit> | undefined;
-
-/**
- * gRPC is loaded on the first gRPC probe only, and then kept: a companion whose table has no gRPC entry never
- * pays grpc-js's start-up time and memory. The build makes grpc-kit.ts a file of its own for this.
- */
-function loadKit(): Promise<HealthClientKit> {
-  kit ??= import('./grpc-kit.js').then(({ grpc, check }) => {
-    if (check === undefined) throw new Error('grpc-health-check: grpc.health.v1.Health has no Check method');
-    return { grpc, check };
-  });
-  return kit;
-}
-
-/**
- * Loads gRPC ahead of the first probe. Loading takes a few hundred ms on a small node, and a probe's budget
- * counts it; a server whose table has gRPC entries can call this at start-up so no probe pays for it.
- */
+/** Loads what a gRPC probe needs ahead of the first one, so no probe's budget pays for it. */
 export async function preloadGrpc(): Promise<void> {
-  await loadKit();
+  await loadHttp2();
 }
 
 export async function probeGrpc(
@@ -55,70 +42,97 @@ export async function probeGrpc(
   userAgent: string = DEFAULT_USER_AGENT,
 ): Promise<ProbeResult> {
   const start = performance.now();
-  // One deadline for loading, connecting and the call, as grpc.go's single context.WithTimeout.
-  const deadline = Date.now() + target.timeoutMs;
+  // One deadline for connecting and the call, as grpc.go's single context.WithTimeout.
+  const deadline = start + target.timeoutMs;
   const addr = joinHostPort(target.host, spec.port);
-  const { grpc, check } = await loadKit();
-  const sockets: Socket[] = [];
-  const client = new grpc.Client(addr, socketRecordingCredentials(grpc, sockets), {
-    'grpc.primary_user_agent': userAgent,
-    // kubelet dials a new connection per probe: no subchannel is shared with, or kept for, another probe.
-    'grpc.use_local_subchannel_pool': 1,
-    // One attempt, as grpc-go without a retry policy; no channelz bookkeeping for a throwaway channel.
-    'grpc.enable_retries': 0,
-    'grpc.enable_channelz': 0,
-  });
+  const { connect } = await loadHttp2();
   const outcome = await new Promise<GrpcOutcome>((resolve) => {
-    // waitForReady stays false (the default): a refused or non-gRPC port fails at once instead of
-    // reconnecting with backoff until the deadline; the verdict is the same Failure kubelet reaches.
-    client.makeUnaryRequest(
-      check.path,
-      check.requestSerialize,
-      check.responseDeserialize,
-      { service: spec.service },
-      new grpc.Metadata(),
-      { deadline },
-      (err, response) => {
-        if (err === null) {
-          resolve({ kind: 'response', status: String(response?.status) });
-          return;
-        }
-        const connected = client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
-        resolve({
-          kind: 'error',
-          code: grpc.status[err.code] ?? String(err.code),
-          details: err.details,
-          connected,
-        });
-      },
+    // kubelet dials a new connection per probe and closes it after: nothing is shared with another probe.
+    const session = connect(`http://${addr}`);
+    // grpc.go dials WithBlock: the call starts once the connection is up, HTTP/2 settings exchanged (grpc-go's
+    // transport is READY on the server's preface). Before that, any end is "failed to connect".
+    let connected = false;
+    let settled = false;
+    const end = (outcome: GrpcOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      session.destroy();
+      resolve(outcome);
+    };
+    const fail = ({ code, details }: GrpcStatus) => end({ kind: 'error', code, details, connected });
+    const timer = setTimeout(
+      () => fail({ code: 'DEADLINE_EXCEEDED', details: 'Deadline exceeded' }),
+      deadline - performance.now(),
     );
-  }).finally(() => {
-    client.close();
-    for (const socket of sockets) socket.destroy();
+    session.on('error', (err) => fail({ code: 'UNAVAILABLE', details: err.message }));
+    session.on('close', () =>
+      fail({ code: 'UNAVAILABLE', details: connected ? 'Connection dropped' : 'Connection closed' }),
+    );
+    session.once('remoteSettings', () => {
+      connected = true;
+      check(session, { service: spec.service, userAgent, deadline }).then(end, (err: Error) =>
+        fail({ code: 'INTERNAL', details: err.message }),
+      );
+    });
   });
   const elapsedMs = Math.round(performance.now() - start);
   return grpcVerdict(outcome, { addr, service: spec.service, elapsedMs, timeoutMs: target.timeoutMs });
 }
 
-/**
- * grpc-js's plaintext credentials, plus a record of the sockets the channel opens. Closing a grpc-js channel
- * does not abort an HTTP/2 handshake still in progress (Http2SubchannelConnector.shutdown is never called), so
- * an app that accepts and never answers would hold each probe's socket open for good; the probe closes them.
- */
-function socketRecordingCredentials(grpc: GrpcJs, sockets: Socket[]): ChannelCredentials {
-  const insecure = grpc.credentials.createInsecure();
-  const recording: ChannelCredentials = Object.create(insecure);
-  recording._createSecureConnector = (channelTarget, options, callCredentials) => {
-    const connector = insecure._createSecureConnector(channelTarget, options, callCredentials);
-    return {
-      connect: (socket) => {
-        sockets.push(socket);
-        return connector.connect(socket);
+interface CheckCall {
+  service: string;
+  userAgent: string;
+  deadline: number;
+}
+
+/** One Health/Check on a connected session: resolves once the stream has closed, with what it came back with. */
+function check(session: ClientHttp2Session, call: CheckCall): Promise<GrpcOutcome> {
+  return new Promise((resolve) => {
+    const stream = session.request(
+      {
+        ':method': 'POST',
+        ':path': CHECK_PATH,
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        'user-agent': call.userAgent,
+        // The server learns the deadline too, so a slow handler is cancelled there as well.
+        'grpc-timeout': grpcTimeout(call.deadline - performance.now()),
       },
-      waitForReady: () => connector.waitForReady(),
-      getCallCredentials: () => connector.getCallCredentials(),
-      destroy: () => connector.destroy(),
-    };
-  };
-  return recording;
+      { endStream: false },
+    );
+    let httpStatus: number | undefined;
+    let trailers: IncomingHttpHeaders | undefined;
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const error = (status: GrpcStatus): GrpcOutcome => ({ kind: 'error', ...status, connected: true });
+    stream.on('response', (headers, flags) => {
+      httpStatus = Number(headers[':status']);
+      // A trailers-only answer (END_STREAM on the headers) carries grpc-status in them.
+      if ((flags & 1) !== 0) trailers = headers;
+    });
+    stream.on('trailers', (headers) => {
+      trailers = headers;
+    });
+    stream.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > MAX_RECEIVE_BYTES) {
+        const details = `Received message larger than max (${received} vs. ${MAX_RECEIVE_BYTES})`;
+        resolve(error({ code: 'RESOURCE_EXHAUSTED', details }));
+        stream.close();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    // The reason a stream ended badly is its RST_STREAM code, read on close.
+    stream.on('error', () => {});
+    stream.on('close', () => {
+      if (trailers === undefined) return resolve(error(resetStatus(stream.rstCode ?? 0, httpStatus)));
+      const status = callStatus(trailers, httpStatus);
+      if (status.code !== 'OK') return resolve(error(status));
+      const response = decodeCheckResponse(Buffer.concat(chunks));
+      resolve('status' in response ? { kind: 'response', ...response } : error(response.error));
+    });
+    stream.end(encodeCheckRequest(call.service));
+  });
 }

@@ -62,9 +62,9 @@ describe('Dockerfile', () => {
     },
     { name: 'the default command is serve', keyword: 'CMD', want: '["serve"]' },
     {
-      name: "NODE_ENV is production, and PATH Debian's (an empty base has none)",
+      name: "NODE_ENV is production, PATH Debian's (an empty base has none), glibc's malloc one arena",
       keyword: 'ENV',
-      want: 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production',
+      want: 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production MALLOC_ARENA_MAX=1',
     },
     {
       name: "the default user is the companion's non-root uid",

@@ -1,7 +1,7 @@
 // grpcVerdict's rules on their own, for outcomes a real server in grpc.test.ts cannot easily produce.
 
 import { describe, expect, it } from 'vitest';
-import { connectionError, type GrpcOutcome, grpcVerdict } from '../../src/probe/grpc-verdict.js';
+import { type GrpcOutcome, grpcVerdict } from '../../src/probe/grpc-verdict.js';
 
 const ctx = { addr: '10.1.2.3:14003', service: 'orders', elapsedMs: 3, timeoutMs: 900 };
 const prefix = 'grpc 10.1.2.3:14003 service "orders"';
@@ -44,25 +44,5 @@ describe('grpcVerdict', () => {
       status: verdict === 'success' ? 200 : 503,
       message,
     });
-  });
-});
-
-describe('connectionError', () => {
-  it.each([
-    {
-      name: 'dial error',
-      details:
-        'No connection established. Last error: Error: connect ECONNREFUSED 10.1.2.3:80. Resolution note: ',
-      error: 'connect ECONNREFUSED 10.1.2.3:80',
-    },
-    {
-      name: 'HTTP/2 handshake error with a timestamp',
-      details:
-        'No connection established. Last error: Protocol error (2026-01-02T03:04:05.006Z). Resolution note: ',
-      error: 'Protocol error',
-    },
-    { name: 'any other shape, kept as is', details: 'Connection dropped', error: 'Connection dropped' },
-  ])('$name', ({ details, error }) => {
-    expect(connectionError(details)).toBe(error);
   });
 });
