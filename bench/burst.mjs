@@ -49,7 +49,7 @@ export async function runBurst({ build, tree, limitBytes, seconds }) {
     );
     started.push(app);
     await lineContaining(app, 'listening');
-    const cg = tree.child('burst-companion', { memoryMax: limitBytes });
+    const cg = tree.child(`burst-companion-${limitBytes ?? 'unlimited'}`, { memoryMax: limitBytes });
     const companion = spawnCommand(cg.wrap(pod.run([build.node, build.cli, 'serve'])), {
       OSM_HEALTHCHECK_PROBES: JSON.stringify(SLOW_TABLE),
     });
@@ -94,7 +94,7 @@ export async function runBurst({ build, tree, limitBytes, seconds }) {
       oomKills: cg.oomKills(),
       running,
       answers,
-      limitMiB: limitBytes / MiB,
+      limitMiB: limitBytes === undefined ? Number.NaN : limitBytes / MiB,
       seconds,
     };
   } finally {

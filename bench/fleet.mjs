@@ -137,6 +137,8 @@ export async function runFleet({ node, k, runs, rounds, periodMs, smaps, say, bu
       `fleet ${node.version}: burst of slow probes, ${burst.seconds} s, limit ${burst.limitBytes / MiB} MiB`,
     );
     const burstResult = await runBurst({ build, tree, ...burst });
+    say(`fleet ${node.version}: the same burst with no memory limit`);
+    burstResult.unlimited = await runBurst({ build, tree, seconds: burst.seconds, limitBytes: undefined });
     return {
       node: node.version,
       k,
