@@ -2,6 +2,7 @@
 // memory of each kind of process across the fleet, the companion's working set as kubelet counts it, its worst
 // burst, and its probe latency under CPU contention per CPU request, judged against issue 21's targets.
 
+import { memoryLimitFor, memoryRequestFor, parseMemory } from './kube-resources.mjs';
 import { percentile } from './stats.mjs';
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -81,7 +82,23 @@ export function renderFleet(fleet, info, resources) {
           '',
           `The same burst with no memory limit (V8 sizes its heap from the machine): working set peak ${f1(b.unlimited.peak)} MiB, 5 s after ${f1(b.unlimited.after)} MiB, idle ${f1(b.unlimited.idle)} MiB.`,
         ]),
+    '',
+    suggestion(s, b, resources),
   ].join('\n');
+}
+
+/** The request and limit this run's numbers call for, against what inject writes. */
+export function suggestion(s, b, resources) {
+  const largest = Math.max(s.kinds.companion.wsFirst, s.kinds.companion.wsOthers);
+  const request = memoryRequestFor(largest);
+  const peak = b.unlimited?.peak ?? b.peak;
+  const limit = memoryLimitFor(peak);
+  const ok = (have, want) => (parseMemory(have) >= parseMemory(want) ? 'met' : '**missed**');
+  return (
+    `**This run calls for** a memory request of ${request} (1.25 × the largest companion working set, ${f1(largest)} MiB, rounded up to 8 Mi) ` +
+    `and a limit of ${limit} (1.2 × the no-limit burst's peak, ${f1(peak)} MiB, rounded up to 64 Mi). ` +
+    `inject writes ${resources.requests.memory} (${ok(resources.requests.memory, request)}) and ${resources.limits.memory} (${ok(resources.limits.memory, limit)}${b.running ? '' : '; the burst under it was OOM-killed'}).`
+  );
 }
 
 /** One row per CPU request: latency percentiles over all probes of that request, failures, CPU per probe. */

@@ -7,7 +7,7 @@ import { runContention } from './contention.mjs';
 import { runFleet, smapsText } from './fleet.mjs';
 import { contentionRows, renderContention, renderFleet } from './fleet-report.mjs';
 import { injectResources } from './inject-resources.mjs';
-import { parseMilliCpu, smallestPassing, smapsRollup } from './kube-resources.mjs';
+import { smallestPassing, smapsRollup } from './kube-resources.mjs';
 import { benchNodes, buildWith } from './node-builds.mjs';
 import { podsUnavailable } from './pods.mjs';
 import { machineInfo, placeResults } from './report.mjs';
@@ -15,39 +15,6 @@ import { machineInfo, placeResults } from './report.mjs';
 const say = (text) => process.stderr.write(`${text}\n`);
 /** Issue 21: the chosen CPU request keeps probe p99 under full contention below this. */
 export const P99_LIMIT_MS = 250;
-
-const KNOBS = {
-  k: ['BENCH_FLEET_PODS', 8],
-  runs: ['BENCH_FLEET_RUNS', 3],
-  rounds: ['BENCH_FLEET_ROUNDS', 50],
-  periodMs: ['BENCH_FLEET_PERIOD_MS', 100],
-  burstSeconds: ['BENCH_BURST_SECONDS', 10],
-  contentionRounds: ['BENCH_CONTENTION_ROUNDS', 2],
-  contentionSeconds: ['BENCH_CONTENTION_SECONDS', 10],
-  contentionPeriodMs: ['BENCH_CONTENTION_PERIOD_MS', 1000],
-};
-
-/** The plan from `--node` paths and the BENCH_FLEET_* / BENCH_BURST_* / BENCH_CONTENTION_* knobs; throws naming one. */
-export function fleetOptions(nodes, env) {
-  const plan = { nodes };
-  for (const [key, [name, fallback]] of Object.entries(KNOBS)) {
-    const text = env[name];
-    const value = text === undefined ? fallback : Number(text);
-    if (!(Number.isInteger(value) && value > 0))
-      throw new Error(`${name}: must be a whole number above 0, got "${text}"`);
-    plan[key] = value;
-  }
-  const candidates = env.BENCH_CONTENTION_REQUESTS ?? '5m,10m,20m,50m,100m,200m';
-  plan.candidates = candidates.split(',').map((c) => {
-    try {
-      return parseMilliCpu(c);
-    } catch (err) {
-      throw new Error(`BENCH_CONTENTION_REQUESTS: ${err.message}`);
-    }
-  });
-  for (const path of nodes) if (!existsSync(path)) throw new Error(`--node: no such file: ${path}`);
-  return plan;
-}
 
 /** Writes `text` into the `kind` block of Node `major` in BENCHMARKS.md (or BENCH_FILE). */
 function write(kind, version, text) {

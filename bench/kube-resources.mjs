@@ -95,3 +95,18 @@ export function smallestPassing(rows, limitMs) {
     .sort((a, b) => a.milliCpu - b.milliCpu)
     .find((r) => r.failed === 0 && Number.isFinite(r.p99) && r.p99 < limitMs);
 }
+
+/** Room above the fleet's largest working set for the memory request (README, "Resources"). */
+export const REQUEST_HEADROOM = 1.25;
+/** Room above the worst burst's peak for the memory limit. */
+export const LIMIT_HEADROOM = 1.2;
+
+/** The memory request a measured working set (MiB) calls for: 1.25 x, rounded up to a multiple of 8 Mi. */
+export function memoryRequestFor(workingSetMiB) {
+  return `${Math.ceil((workingSetMiB * REQUEST_HEADROOM) / 8) * 8}Mi`;
+}
+
+/** The memory limit a measured burst peak (MiB) calls for: 1.2 x, rounded up to a multiple of 64 Mi. */
+export function memoryLimitFor(peakMiB) {
+  return `${Math.ceil((peakMiB * LIMIT_HEADROOM) / 64) * 64}Mi`;
+}

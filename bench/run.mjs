@@ -6,7 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { grpcProbe, httpProbe, load, tcpProbe } from './clients.mjs';
 import { CLI, contenders, launch, POD, probeCompanion, probeFloor } from './contenders.mjs';
-import { fleetOptions, runFleetParts } from './fleet-run.mjs';
+import { fleetOptions } from './fleet-options.mjs';
+import { runFleetParts } from './fleet-run.mjs';
 import {
   CLIENT_CORE,
   cpuMicros,
