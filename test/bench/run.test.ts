@@ -129,7 +129,13 @@ describe('bench/run.mjs', () => {
             new RegExp(`\\| ${row.replace(/[()`]/g, '.')}[^|]* \\| \\d+\\.\\d \\| \\d+\\.\\d \\|`),
           );
         }
-        expect(stdout).toMatch(/\| 10m \(inject\) \| cpu\.(shares 10|weight 1) \| \d+ \|/);
+        // Each request's weight as kubelet (v1 shares) or runc (v2 weight) writes it; inject's own request marked.
+        expect(stdout).toMatch(/\| 10m( \(inject\))? \| cpu\.(shares 10|weight 1) \| \d+ \|/);
+        expect(stdout).toMatch(/\| 100m( \(inject\))? \| cpu\.(shares 102|weight 4) \| \d+ \|/);
+        expect(stdout).toMatch(/\| \d+m \(inject\) \|/);
+        expect(stdout).toMatch(
+          /\*\*This run calls for\*\* a memory request of \d+Mi .* and a limit of \d+Mi/,
+        );
         expect(stdout).toMatch(/\*\*Worst burst\*\*.*OOM kills \d+/);
         expect(stdout).not.toContain('NaN');
         // Every namespace it made is gone.
