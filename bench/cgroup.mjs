@@ -15,8 +15,27 @@ export const POD_LIMIT_BYTES = 128 * 1024 * 1024;
  */
 export const HEAP_FLAGS_128MI = ['--max-semi-space-size=1', '--max-old-space-size=64'];
 
-/** Where this process's memory cgroup is mounted, v2 (unified) or v1; undefined when neither is found. */
-function ownMemoryCgroup() {
+/** The mount point of cgroup v1's `controller` hierarchy, from /proc/self/mountinfo; undefined when none. */
+function v1Mount(controller) {
+  let lines;
+  try {
+    lines = readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+  for (const line of lines) {
+    const [mount, rest] = line.split(' - ');
+    const [type, , options = ''] = (rest ?? '').split(' ');
+    if (type === 'cgroup' && options.split(',').includes(controller)) return mount?.split(' ')[4];
+  }
+  return undefined;
+}
+
+/**
+ * Where this process's cgroup for `controller` (memory, cpu) is: `{ version, dir }`, v1 when a v1 hierarchy has
+ * that controller, else v2 (unified); undefined when neither is found.
+ */
+export function ownCgroup(controller) {
   let lines;
   try {
     lines = readFileSync('/proc/self/cgroup', 'utf8').trim().split('\n');
@@ -25,8 +44,9 @@ function ownMemoryCgroup() {
   }
   for (const line of lines) {
     const [, controllers, path] = line.split(':');
-    if (controllers?.split(',').includes('memory')) {
-      return { version: 1, dir: join('/sys/fs/cgroup/memory', path ?? '/') };
+    if (controllers?.split(',').includes(controller)) {
+      const mount = v1Mount(controller) ?? join('/sys/fs/cgroup', controller);
+      return { version: 1, dir: join(mount, path ?? '/') };
     }
   }
   const unified = lines.find((line) => line.startsWith('0::'));
@@ -39,7 +59,7 @@ function ownMemoryCgroup() {
  * cannot. `wrap(argv)` turns a command into one that joins the cgroup first; `remove()` deletes it once empty.
  */
 export function podCgroup() {
-  const own = ownMemoryCgroup();
+  const own = ownCgroup('memory');
   if (own === undefined) return { cgroup: undefined, reason: 'no memory cgroup in /proc/self/cgroup' };
   const dir = join(own.dir, `osm-hc-bench-${process.pid}`);
   try {

@@ -1,6 +1,6 @@
 // The floor: the least a Node process can do for /osm-healthcheck — raw node:http, one port, the same TCP check
 // (connect to 127.0.0.1:<Original-Tcp-Port>, close, 200 or 503). The companion is measured against this.
-//   node bench/floor.mjs <port>
+//   node bench/floor.mjs <port>    (prints `listening` once it does)
 
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
@@ -18,4 +18,4 @@ createServer((req, res) => {
   socket.on('connect', () => answer(200, `tcp 127.0.0.1:${target} connected`));
   socket.on('timeout', () => answer(503, `tcp 127.0.0.1:${target} failed: timeout`));
   socket.on('error', (err) => answer(503, `tcp 127.0.0.1:${target} failed: ${err.message}`));
-}).listen(port, '127.0.0.1');
+}).listen(port, '127.0.0.1', () => process.stdout.write('listening\n'));

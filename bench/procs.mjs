@@ -35,7 +35,11 @@ process.on('exit', () => {
  */
 export function spawnNode(core, args, env = {}, wrap = undefined) {
   const plain = pinned ? ['taskset', '-c', core, process.execPath, ...args] : [process.execPath, ...args];
-  const [command, ...argv] = wrap === undefined ? plain : wrap(plain);
+  return spawnCommand(wrap === undefined ? plain : wrap(plain), env);
+}
+
+/** Any command, killed with the bench like every child; stdout piped (and drained), stderr inherited. */
+export function spawnCommand([command, ...argv], env = {}) {
   const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -56,6 +60,32 @@ export async function firstJsonLine(child) {
     if (end >= 0) return JSON.parse(text.slice(0, end));
   }
   throw new Error(`process ${child.pid} exited before printing a line`);
+}
+
+/** Resolves once a stdout line of `child` contains `text`; rejects if it exits first or after `limitMs`. */
+export function lineContaining(child, text, limitMs = 15_000) {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(
+      () => finish(new Error(`no "${text}" from process ${child.pid} in ${limitMs} ms`)),
+      limitMs,
+    );
+    const onData = (chunk) => {
+      seen = (seen + chunk).slice(-4096);
+      if (seen.includes(text)) finish();
+    };
+    const onExit = (code, signal) =>
+      finish(new Error(`process ${child.pid} exited (${code ?? signal}) before "${text}"`));
+    function finish(err) {
+      clearTimeout(timer);
+      child.stdout.off('data', onData);
+      child.off('exit', onExit);
+      if (err === undefined) resolve();
+      else reject(err);
+    }
+    child.stdout.on('data', onData);
+    child.once('exit', onExit);
+  });
 }
 
 /** `n` distinct ports the kernel just handed out as free (ephemeral range), released for the servers to bind. */

@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { grpcProbe, httpProbe, load, tcpProbe } from './clients.mjs';
 import { CLI, contenders, launch, POD, probeCompanion, probeFloor } from './contenders.mjs';
+import { fleetOptions } from './fleet-options.mjs';
+import { runFleetParts } from './fleet-run.mjs';
 import {
   CLIENT_CORE,
   cpuMicros,
@@ -23,16 +25,40 @@ import { percentile } from './stats.mjs';
 
 // Checked before anything starts, so a bad flag or knob is answered at once.
 let soakPlan;
+let parts;
+let fleetPlan;
 try {
-  const { values } = parseArgs({ options: { soak: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: {
+      soak: { type: 'string' },
+      ratios: { type: 'boolean' },
+      fleet: { type: 'boolean' },
+      contention: { type: 'boolean' },
+      node: { type: 'string', multiple: true },
+    },
+  });
   if (values.soak !== undefined) soakPlan = soakOptions(values.soak, process.env);
+  const chosen = ['ratios', 'fleet', 'contention'].filter((part) => values[part]);
+  // No part named: all three (a soak is a run of its own).
+  parts = new Set(
+    soakPlan !== undefined ? [] : chosen.length > 0 ? chosen : ['ratios', 'fleet', 'contention'],
+  );
+  if (parts.has('fleet') || parts.has('contention')) fleetPlan = fleetOptions(values.node ?? [], process.env);
 } catch (err) {
   process.stderr.write(`bench/run.mjs: ${err.message}\n`);
   process.exit(2);
 }
 
+// The fleet and contention parts run unpinned (their pods and busy siblings spread over every core as on a node),
+// so they go before the re-run on the client core below.
+if (fleetPlan !== undefined && process.env.BENCH_PINNED !== '1') {
+  await runFleetParts(fleetPlan, parts);
+  if (!parts.has('ratios')) process.exit(0);
+}
+
 if (pinned && process.env.BENCH_PINNED !== '1') {
-  const argv = ['-c', CLIENT_CORE, process.execPath, ...process.argv.slice(1)];
+  const own = soakPlan !== undefined ? ['--soak', String(soakPlan.seconds)] : ['--ratios'];
+  const argv = ['-c', CLIENT_CORE, process.execPath, process.argv[1], ...own];
   const child = spawnSync('taskset', argv, { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
   process.exit(child.status ?? 1);
 }

@@ -18,12 +18,17 @@ export const INIT_NAME = 'osm-healthcheck-init';
 export const DEFAULT_IMAGE = `osm-healthcheck:${pkg.version}`;
 
 /**
- * From BENCHMARKS.md (in a real 128 MiB cgroup): idle 50 MiB on Node 20, 58 on the image's Node 24 (+13 with a
- * gRPC table), 66 / 85 MiB after a flood, peak 88. V8's young generation there is 1 MiB, which keeps floods small.
+ * Measured by `npm run bench -- --fleet --contention` (BENCHMARKS.md, "Fleet and contention"; README, "Resources"),
+ * Node 24, the larger of two runs. Memory request: 1.25 x the companion's working set as kubelet counts it across a
+ * fleet of pods, the first pod on a node included (33.4 MiB), rounded up to 8 Mi. Limit: 1.2 x the peak of the
+ * worst burst serve admits (256 slow probes in flight on each of its four ports: 334 MiB), rounded up to 64 Mi;
+ * 128Mi was OOM-killed by it. CPU: the smallest request whose probe p99 stayed below 250 ms in both runs with
+ * every core busy in sibling cgroups weighted by their requests (10m failed most probes at kubelet's 1 s timeout
+ * in one run; 100m: p99 202 and 54 ms).
  */
 export const COMPANION_RESOURCES = {
-  requests: { cpu: '10m', memory: '64Mi' },
-  limits: { memory: '128Mi' },
+  requests: { cpu: '100m', memory: '48Mi' },
+  limits: { memory: '448Mi' },
 } as const;
 
 /** Container port names: IANA_SVC_NAME, at most 15 characters. */

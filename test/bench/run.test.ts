@@ -4,9 +4,13 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { placeResults } from '../../bench/report.mjs';
 import { ROOT, runScript } from '../helpers/cli.js';
+import { IS_ROOT, warnUnlessRoot } from '../init/lab.js';
+
+warnUnlessRoot('the fleet and contention benchmark test');
 
 describe('bench/run.mjs', () => {
   it('measures every target against the floor and leaves BENCHMARKS.md alone for another build', async () => {
@@ -19,7 +23,10 @@ describe('bench/run.mjs', () => {
       BENCH_PROBES: '10',
       BENCH_FAIRNESS_SECONDS: '1',
     };
-    const { code, stdout, stderr } = await runScript('bench/run.mjs', [], { env, timeoutMs: 170_000 });
+    const { code, stdout, stderr } = await runScript('bench/run.mjs', ['--ratios'], {
+      env,
+      timeoutMs: 170_000,
+    });
     expect(code, stderr).toBe(0);
     for (const target of [
       'throughput open c10 ≥ 0.9× floor (same heap)',
@@ -91,6 +98,55 @@ describe('bench/run.mjs', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it.skipIf(!IS_ROOT)(
+    'runs the fleet (K pods in network namespaces) and the contention table, and writes both blocks where BENCH_FILE says',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'osm-hc-fleet-'));
+      try {
+        const copy = join(dir, 'BENCHMARKS.md');
+        copyFileSync(`${ROOT}BENCHMARKS.md`, copy);
+        const env = {
+          BENCH_FILE: copy,
+          BENCH_FLEET_PODS: '2',
+          BENCH_FLEET_RUNS: '1',
+          BENCH_FLEET_ROUNDS: '3',
+          BENCH_BURST_SECONDS: '1',
+          BENCH_CONTENTION_ROUNDS: '1',
+          BENCH_CONTENTION_SECONDS: '1',
+          BENCH_CONTENTION_REQUESTS: '10m,100m',
+        };
+        const args = ['--fleet', '--contention', '--node', process.execPath];
+        const { code, stdout, stderr } = await runScript('bench/run.mjs', args, { env, timeoutMs: 110_000 });
+        expect(code, stderr).toBe(0);
+        const major = process.versions.node.split('.')[0];
+        const written = readFileSync(copy, 'utf8');
+        for (const kind of ['fleet', 'contention']) {
+          expect(written).toContain(`<!-- bench:${kind} node${major} -->`);
+        }
+        for (const row of ['idle `node -e`', 'raw node:http', 'companion (`serve`)']) {
+          expect(stdout).toMatch(
+            new RegExp(`\\| ${row.replace(/[()`]/g, '.')}[^|]* \\| \\d+\\.\\d \\| \\d+\\.\\d \\|`),
+          );
+        }
+        // Each request's weight as kubelet (v1 shares) or runc (v2 weight) writes it; inject's own request marked.
+        expect(stdout).toMatch(/\| 10m( \(inject\))? \| cpu\.(shares 10|weight 1) \| \d+ \|/);
+        expect(stdout).toMatch(/\| 100m( \(inject\))? \| cpu\.(shares 102|weight 4) \| \d+ \|/);
+        expect(stdout).toMatch(/\| \d+m \(inject\) \|/);
+        expect(stdout).toMatch(
+          /\*\*This run calls for\*\* a memory request of \d+Mi .* and a limit of \d+Mi/,
+        );
+        expect(stdout).toMatch(/\*\*Worst burst\*\*.*OOM kills \d+/);
+        expect(stdout).not.toContain('NaN');
+        // Every namespace it made is gone.
+        const { stdout: left } = await execa('ip', ['netns', 'list']);
+        expect(left).not.toMatch(/ohc-\d+-(fleet|burst|cpu)/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
 
   it('refuses a bad --soak at once, naming it', async () => {
     const { code, stderr } = await runScript('bench/run.mjs', ['--soak', '0']);
