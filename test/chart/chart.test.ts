@@ -159,10 +159,16 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
     expect(matches(selector, { app: 'web' })).toBe(false);
   });
 
-  it('every value: cert-manager with your issuer: one Certificate, no Issuer of the chart, no RBAC', () => {
+  it('every value: cert-manager with your issuer: one Certificate, no Issuer of the chart, only the namespace watch', () => {
     expect(find(every, 'Certificate').spec.issuerRef).toEqual(everyValue.tls.certManager.issuerRef);
     expect(every.filter((o) => o.kind === 'Issuer')).toEqual([]);
-    expect(every.filter((o) => /Role/.test(o.kind))).toEqual([]);
+    expect(every.filter((o) => /Role/.test(o.kind)).map((o) => o.kind)).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+    ]);
+    expect(find(every, 'ClusterRole').rules).toEqual([
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+    ]);
     expect(find(every, 'PodDisruptionBudget').spec.minAvailable).toBe(
       everyValue.podDisruptionBudget.minAvailable,
     );

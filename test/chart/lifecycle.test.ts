@@ -87,6 +87,8 @@ describe.skipIf(skipWithoutHelm('chart lifecycle tests'))('the chart over a rele
     const install = (objects: Manifest[]) => {
       const config = find(objects, 'MutatingWebhookConfiguration');
       standin.putConfig(config.metadata.name, config);
+      // The admitted pod's namespace, as the webhook's namespace watch finds it: no Pod Security label.
+      standin.namespaces.put(JSON.parse(body).request.namespace, {});
     };
 
     /** A webhook pod: the built CLI with the chart's args and env, its port 0 and the stand-in for the cluster. */

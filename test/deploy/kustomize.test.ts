@@ -153,7 +153,7 @@ describe.skipIf(skipWithoutKubectl('deploy/webhook render tests'))(
       expect(serving.spec.secretName).not.toBe('osm-healthcheck-webhook-tls');
     });
 
-    it('cert-manager: the webhook serves the files of that Secret, with no RBAC and no self-managed flags', () => {
+    it('cert-manager: the webhook serves the files of that Secret, with no RBAC but the namespace watch, and no self-managed flags', () => {
       const pod = find(certManager, 'Deployment')?.spec.template.spec;
       const container = webhookContainer(certManager);
       const mount = container.volumeMounts.find((m: Manifest) => m.name === 'tls');
@@ -172,7 +172,14 @@ describe.skipIf(skipWithoutKubectl('deploy/webhook render tests'))(
           (arg, i) => !selfManaged.includes(arg) && !selfManaged.includes(baseArgs[i - 1] ?? ''),
         ),
       );
-      expect(certManager.filter((o) => /Role/.test(o.kind))).toEqual([]);
+      // Pod Security levels still come from the namespace watch; nothing of the Secret or the caBundle.
+      expect(certManager.filter((o) => /Role/.test(o.kind)).map((o) => o.kind)).toEqual([
+        'ClusterRole',
+        'ClusterRoleBinding',
+      ]);
+      expect(find(certManager, 'ClusterRole')?.rules).toEqual([
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+      ]);
       expect(envValue(container, 'OSM_HEALTHCHECK_IMAGE')).toBe(`osm-healthcheck:${pkg.version}`);
     });
 
