@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { placeResults } from '../../bench/report.mjs';
 import { ROOT, runScript } from '../helpers/cli.js';
-import { IS_ROOT, warnUnlessRoot } from '../init/lab.js';
+import { LAB_READY, warnUnlessRoot } from '../init/lab.js';
 
 warnUnlessRoot('the fleet and contention benchmark test');
 
@@ -99,7 +99,7 @@ describe('bench/run.mjs', () => {
     }
   }, 60_000);
 
-  it.skipIf(!IS_ROOT)(
+  it.skipIf(!LAB_READY)(
     'runs the fleet (K pods in network namespaces) and the contention table, and writes both blocks where BENCH_FILE says',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'osm-hc-fleet-'));

