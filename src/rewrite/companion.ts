@@ -19,16 +19,16 @@ export const DEFAULT_IMAGE = `osm-healthcheck:${pkg.version}`;
 
 /**
  * Measured by `npm run bench -- --fleet --contention` (BENCHMARKS.md, "Fleet and contention"; README, "Resources"),
- * Node 24, the larger of two runs. Memory request: 1.25 x the companion's working set as kubelet counts it across a
- * fleet of pods, the first pod on a node included (33.4 MiB), rounded up to 8 Mi. Limit: 1.2 x the peak of the
- * worst burst serve admits (256 slow probes in flight on each of its four ports: 334 MiB), rounded up to 64 Mi;
- * 128Mi was OOM-killed by it. CPU: the smallest request whose probe p99 stayed below 250 ms in both runs with
- * every core busy in sibling cgroups weighted by their requests (10m failed most probes at kubelet's 1 s timeout
- * in one run; 100m: p99 202 and 54 ms).
+ * Node 24 as in the image, with the lean serve (gRPC on node:http2). Memory request: 1.25 x the companion's working
+ * set as kubelet counts it across a fleet of 8 pods, the first pod on a node included (21.8 MiB), rounded up to
+ * 8 Mi. Limit: 1.2 x the peak of the worst burst serve admits (256 slow probes in flight on each of its four
+ * ports, no limit: 256 MiB), rounded up to 64 Mi. CPU: the smallest request whose probe p99 stayed below 250 ms,
+ * with no probe failed, in both runs with every core busy in sibling cgroups weighted by their requests
+ * (50m: p99 84 and 88 ms; 20m: 375 and 276 ms; 10m, the old default: 464 and 744 ms).
  */
 export const COMPANION_RESOURCES = {
-  requests: { cpu: '100m', memory: '48Mi' },
-  limits: { memory: '448Mi' },
+  requests: { cpu: '50m', memory: '32Mi' },
+  limits: { memory: '320Mi' },
 } as const;
 
 /** Container port names: IANA_SVC_NAME, at most 15 characters. */
