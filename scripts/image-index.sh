@@ -49,16 +49,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# This machine's npm may trust a CA of its own (a TLS-inspecting proxy): as scripts/image-measure.sh does, the
-# build's RUN steps get it through a global npmrc mounted over /usr/local/etc for the build only.
-trust=()
-cafile=$(npm config get cafile 2>/dev/null || true)
-if [ -f "$cafile" ]; then
-  mkdir -p "$work/trust"
-  cp "$cafile" "$work/trust/build-ca.crt"
-  printf 'cafile=/usr/local/etc/build-ca.crt\n' >"$work/trust/npmrc"
-  trust=(--volume "$work/trust:/usr/local/etc:ro")
-fi
+# npm's own CA, if it has one, for the build's RUN steps only (scripts/build-trust.sh).
+# shellcheck source=scripts/build-trust.sh
+. "$root/scripts/build-trust.sh"
+build_trust "$work"
 
 buildah manifest rm "$INDEX" >/dev/null 2>&1 || true
 step "buildah manifest create $INDEX"

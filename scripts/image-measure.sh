@@ -64,17 +64,10 @@ mount_image() {
 DEBIAN_BASE=$("$root/scripts/standin-root.sh" --image amd64 debian) || fail "no debian stand-in"
 NODE_BASE=$("$root/scripts/standin-root.sh" --image amd64 node) || fail "no node stand-in"
 
-# This machine's npm may trust a CA of its own (a TLS-inspecting proxy): the build's RUN steps get it through a
-# global npmrc, in a directory mounted over /usr/local/etc (there, empty, in both bases) for the build only, so
-# no layer holds it: a file mounted where none was would leave an empty one behind.
-trust=()
-cafile=$(npm config get cafile 2>/dev/null || true)
-if [ -f "$cafile" ]; then
-  mkdir -p "$work/trust"
-  cp "$cafile" "$work/trust/build-ca.crt"
-  printf 'cafile=/usr/local/etc/build-ca.crt\n' >"$work/trust/npmrc"
-  trust=(--volume "$work/trust:/usr/local/etc:ro")
-fi
+# npm's own CA, if it has one, for the build's RUN steps only (scripts/build-trust.sh).
+# shellcheck source=scripts/build-trust.sh
+. "$root/scripts/build-trust.sh"
+build_trust "$work"
 build() {
   step "build localhost/osm-healthcheck:$1 from $2"
   buildah bud --quiet --pull-never "${trust[@]}" --build-arg NODE_IMAGE="$NODE_BASE" --build-arg DEBIAN_IMAGE="$DEBIAN_BASE" \

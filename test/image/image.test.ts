@@ -157,6 +157,7 @@ describe.skipIf(skipWithout('shellcheck of the image scripts', [SHELLCHECK]))('s
   it.each([
     'scripts/image-build.sh',
     'scripts/arch-build.sh',
+    'scripts/build-trust.sh',
     'scripts/emulation.sh',
     'scripts/standin-root.sh',
     'scripts/image-index.sh',
@@ -169,6 +170,18 @@ describe.skipIf(skipWithout('shellcheck of the image scripts', [SHELLCHECK]))('s
     expect(result.exitCode).toBe(0);
   });
 });
+
+/** What image-build.sh prints once serve (with a gRPC probe), wait, check, inject and the webhook ran in the image. */
+function expectEverySubcommandRan(all: string): void {
+  expect(all).toMatch(/\/healthz: 200 ok\n/);
+  expect(all).toMatch(
+    /\/osm-startup-probe\/app: 200 startup app: grpc 127\.0\.0\.1:\d+ service "" -> SERVING /,
+  );
+  expect(all).toContain('wait: ok');
+  expect(all).toContain('the probe passed');
+  expect(all).toContain('inject: liveness probe rewritten');
+  expect(all).toContain('webhook /healthz: 200 ok');
+}
 
 const IS_ROOT = process.getuid?.() === 0;
 /**
@@ -185,14 +198,7 @@ describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)',
       expect(result.exitCode, result.all).toBe(0);
       const version = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).version;
       expect(result.all).toContain(`== --version\n${version}\n`);
-      expect(result.all).toMatch(/\/healthz: 200 ok\n/);
-      expect(result.all).toMatch(
-        /\/osm-startup-probe\/app: 200 startup app: grpc 127\.0\.0\.1:\d+ service "" -> SERVING /,
-      );
-      expect(result.all).toContain('wait: ok');
-      expect(result.all).toContain('the probe passed');
-      expect(result.all).toContain('inject: liveness probe rewritten');
-      expect(result.all).toContain('webhook /healthz: 200 ok');
+      expectEverySubcommandRan(result.all);
       if (IS_ROOT) {
         // Chrooted into the runtime root with Node's binary, dist/ and init/, as the image runs.
         expect(result.all).toContain('== runtime stage: scripts/runtime-root.sh');
@@ -249,14 +255,7 @@ describe.skipIf(!ARM64 || skipWithout('the arm64 image build (test/image/image.t
       expect(result.all).toContain(
         '/bin/sh, sleep, tini, iptables-legacy, ip6tables-legacy, the CA bundle: run in the image; iptables-nft, ip6tables-nft: present (under qemu, not run)',
       );
-      expect(result.all).toMatch(/\/healthz: 200 ok\n/);
-      expect(result.all).toMatch(
-        /\/osm-startup-probe\/app: 200 startup app: grpc 127\.0\.0\.1:\d+ service "" -> SERVING /,
-      );
-      expect(result.all).toContain('wait: ok');
-      expect(result.all).toContain('the probe passed');
-      expect(result.all).toContain('inject: liveness probe rewritten');
-      expect(result.all).toContain('webhook /healthz: 200 ok');
+      expectEverySubcommandRan(result.all);
       // qemu user mode has no netlink: the nft backend is said not to run, the legacy one runs.
       expect(result.all).toContain('!!! init --dry-run --backend nft NOT RUN: under qemu user mode');
       expect(result.all).toMatch(
