@@ -17,8 +17,11 @@ export interface Quantity {
   format: QuantityFormat;
 }
 
-/** Thousandths beyond an int64 (MilliValue's range): refused, which also bounds the work on a huge exponent. */
-const MAX_MILLI = 2n ** 63n - 1n;
+/**
+ * Far beyond any node's resources (1E is 10^21 thousandths); quantity.go keeps bigger values in an inf.Dec, but
+ * refusing them bounds the work a huge exponent (`1e999999999`) would cost.
+ */
+const MAX_MILLI = 10n ** 36n;
 
 // <sign>? (<digits> | <digits>. | .<digits> | <digits>.<digits>) then a binary or decimal SI suffix, or e/E with a
 // signed whole exponent. `E` alone is exa (decimal SI); `E` followed by digits is an exponent, as in quantity.go.
@@ -39,9 +42,10 @@ export function parseQuantity(text: string): Quantity | { invalid: string } {
   if (exponentMark !== undefined) {
     format = 'DecimalExponent';
     const exponent = Number(exponentText) + 3;
-    // Past these, the value is either zero-rounded-up or beyond MAX_MILLI whatever the digits: no huge BigInt.
-    if (exponent > 40 && digits !== 0n) return { invalid: 'is too large for a quantity' };
-    if (exponent < -40) return { milli: digits === 0n ? 0n : sign === '-' ? -1n : 1n, format };
+    // Past these, the value is zero, one thousandth rounded up, or beyond MAX_MILLI: no huge BigInt.
+    if (digits === 0n) return { milli: 0n, format };
+    if (exponent > 36) return { invalid: 'is too large for a quantity' };
+    if (exponent < -40) return { milli: sign === '-' ? -1n : 1n, format };
     multiplier = exponent >= 0 ? 10n ** BigInt(exponent) : 1n;
     if (exponent < 0) divisor *= 10n ** BigInt(-exponent);
   } else if (BINARY[suffix] !== undefined) {
