@@ -16,19 +16,25 @@ export interface CompanionResources {
   limits: { memory: string };
 }
 
-type Read = { value: Quantity | undefined } | { invalid: string };
+/** What is wrong with one annotation. */
+export interface InvalidAnnotation {
+  annotation: string;
+  problem: string;
+}
+
+type Read = { value: Quantity | undefined } | { invalid: InvalidAnnotation };
 
 function readQuantity(annotations: Readonly<Record<string, string>> | undefined, name: string): Read {
   const raw = annotations?.[name];
   if (raw === undefined) return { value: undefined };
   const parsed = typeof raw === 'string' ? parseQuantity(raw.trim()) : { invalid: 'must be a string' };
-  const got = `got ${describeValue(raw)}`;
-  if ('invalid' in parsed) return { invalid: `${name}: ${parsed.invalid}, ${got}` };
-  if (parsed.milli < 0n) return { invalid: `${name}: must not be negative, ${got}` };
+  const invalid = (problem: string) => ({
+    invalid: { annotation: name, problem: `${problem}, got ${describeValue(raw)}` },
+  });
+  if ('invalid' in parsed) return invalid(parsed.invalid);
+  if (parsed.milli < 0n) return invalid('must not be negative');
   // A zero limit is no limit to the API server's validation but a container nothing can run in.
-  if (name === MEMORY_LIMIT_ANNOTATION && parsed.milli === 0n) {
-    return { invalid: `${name}: must be more than 0, ${got}` };
-  }
+  if (name === MEMORY_LIMIT_ANNOTATION && parsed.milli === 0n) return invalid('must be more than 0');
   return { value: parsed };
 }
 
@@ -48,7 +54,7 @@ function defaultQuantity(text: string): Quantity {
  */
 export function decideResources(
   annotations: Readonly<Record<string, string>> | undefined,
-): { resources: CompanionResources } | { invalid: string } {
+): { resources: CompanionResources } | { invalid: InvalidAnnotation } {
   const cpu = readQuantity(annotations, CPU_REQUEST_ANNOTATION);
   const request = readQuantity(annotations, MEMORY_REQUEST_ANNOTATION);
   const limit = readQuantity(annotations, MEMORY_LIMIT_ANNOTATION);
@@ -65,9 +71,8 @@ export function decideResources(
   if (memoryRequest.milli > memoryLimit.milli) {
     if (request.value !== undefined && limit.value !== undefined) {
       const asked = `${formatQuantity(request.value)} is above ${MEMORY_LIMIT_ANNOTATION} ${formatQuantity(limit.value)}`;
-      return {
-        invalid: `${MEMORY_REQUEST_ANNOTATION}: must be less than or equal to the memory limit: ${asked}`,
-      };
+      const problem = `must be less than or equal to the memory limit: ${asked}`;
+      return { invalid: { annotation: MEMORY_REQUEST_ANNOTATION, problem } };
     }
     if (request.value !== undefined) memoryLimit = request.value;
     else memoryRequest = memoryLimit;
@@ -80,12 +85,18 @@ export function decideResources(
   };
 }
 
-/** decideResources, with a ManifestError for a bad annotation, as for `osm-healthcheck/run-to-completion`. */
+/**
+ * decideResources, with a ManifestError for a bad annotation, as for `osm-healthcheck/run-to-completion`
+ * (inject checks first, naming the annotation's own line: manifest.ts).
+ */
 export function podResources(
   annotations: Readonly<Record<string, string>> | undefined,
   resource: string,
 ): CompanionResources {
   const decided = decideResources(annotations);
-  if ('invalid' in decided) throw new ManifestError(resource, [], `metadata.annotations.${decided.invalid}`);
+  if ('invalid' in decided) {
+    const { annotation, problem } = decided.invalid;
+    throw new ManifestError(resource, [], `metadata.annotations.${annotation}: ${problem}`);
+  }
   return decided.resources;
 }

@@ -74,7 +74,8 @@ describe('decideResources', () => {
       `${REQUEST}: must be less than or equal to the memory limit: 512Mi is above ${LIMIT} 256Mi`,
     ],
   ])('refuses %j', (annotations, invalid) => {
-    expect(decideResources(annotations)).toEqual({ invalid });
+    const [annotation, problem] = invalid.split(/: (.*)/s);
+    expect(decideResources(annotations)).toEqual({ invalid: { annotation, problem } });
   });
 
   it('the defaults are what COMPANION_RESOURCES says, already canonical', () => {
@@ -102,7 +103,7 @@ describe('rewritePodSpec with resource annotations', () => {
     (_, annotations) => {
       const { spec } = rewritePodSpec({ containers: [APP] }, annotations, OPTIONS, 'Deployment/web');
       const decided = decideResources(annotations);
-      if ('invalid' in decided) throw new Error(decided.invalid);
+      if ('invalid' in decided) throw new Error(decided.invalid.problem);
       const containers = ours(spec);
       expect(containers.map((c) => c.name)).toEqual([INIT_NAME, COMPANION_NAME]);
       for (const c of containers) expect(c.resources).toEqual(decided.resources);
