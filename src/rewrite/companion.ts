@@ -11,6 +11,7 @@ import {
   SHUTDOWN_GRACE_ENV,
 } from '../scheme.js';
 import type { ProbeTableDocument } from '../table/types.js';
+import type { CompanionResources } from './resources.js';
 import type { Container } from './types.js';
 
 export const COMPANION_NAME = 'osm-healthcheck';
@@ -24,7 +25,8 @@ export const DEFAULT_IMAGE = `osm-healthcheck:${pkg.version}`;
  * 8 Mi. Limit: 1.2 x the peak of the worst burst serve admits (256 slow probes in flight on each of its four
  * ports, no limit: 256 MiB), rounded up to 64 Mi. CPU: the smallest request whose probe p99 stayed below 250 ms,
  * with no probe failed, in both runs with every core busy in sibling cgroups weighted by their requests
- * (50m: p99 84 and 88 ms; 20m: 375 and 276 ms; 10m, the old default: 464 and 744 ms).
+ * (50m: p99 84 and 88 ms; 20m: 375 and 276 ms; 10m, the old default: 464 and 744 ms). A pod's annotations
+ * override each value (resources.ts).
  */
 export const COMPANION_RESOURCES = {
   requests: { cpu: '50m', memory: '32Mi' },
@@ -61,6 +63,8 @@ export interface CompanionOptions {
   native: boolean;
   /** The pod's terminationGracePeriodSeconds: how long serve may keep answering while the app shuts down. */
   shutdownGraceSeconds: number;
+  /** COMPANION_RESOURCES with the pod's overrides (resources.ts). */
+  resources: CompanionResources;
 }
 
 export function companionContainer({
@@ -68,6 +72,7 @@ export function companionContainer({
   table,
   native,
   shutdownGraceSeconds,
+  resources,
 }: CompanionOptions): Container {
   return {
     name: COMPANION_NAME,
@@ -82,7 +87,7 @@ export function companionContainer({
       { name: SHUTDOWN_GRACE_ENV, value: String(shutdownGraceSeconds) },
     ],
     ...(native ? {} : { lifecycle: { postStart: { exec: { command: [...WAIT_COMMAND] } } } }),
-    resources: structuredClone(COMPANION_RESOURCES),
+    resources: structuredClone(resources),
     securityContext: {
       runAsNonRoot: true,
       runAsUser: COMPANION_UID,
@@ -103,12 +108,12 @@ export function companionContainer({
  * Root with NET_ADMIN and NET_RAW only, as Istio's istio-init runs: iptables needs both, and nothing else.
  * The root filesystem stays writable because iptables-legacy takes a lock under /run.
  */
-export function initContainer(image: string): Container {
+export function initContainer(image: string, resources: CompanionResources): Container {
   return {
     name: INIT_NAME,
     image,
     args: ['init'],
-    resources: structuredClone(COMPANION_RESOURCES),
+    resources: structuredClone(resources),
     securityContext: {
       runAsNonRoot: false,
       runAsUser: 0,

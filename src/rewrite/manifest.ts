@@ -19,6 +19,7 @@ import { type FieldPath, ManifestError } from './manifest-error.js';
 import { exclusionAnnotation, MESH_FORMATS } from './mesh-exclusion.js';
 import { withAnnotations } from './metadata.js';
 import { isOptedOut, rewritePodSpec } from './pod.js';
+import { decideResources } from './resources.js';
 import { syncNode } from './sync.js';
 import type { PodSpec, RewriteOptions } from './types.js';
 import { podTemplates } from './workload.js';
@@ -100,6 +101,13 @@ function injectDocument(
         const at = [...specPath.slice(0, -1), 'metadata', 'annotations', MESH_FORMATS[mesh].annotation];
         throw new ManifestError(resource, at, wanted.invalid);
       }
+    }
+    // A bad resource annotation is an error at its own line, not at the spec (resources.ts).
+    const resources = isOptedOut(annotations) ? undefined : decideResources(annotations);
+    if (resources !== undefined && 'invalid' in resources) {
+      const { annotation, problem } = resources.invalid;
+      const at = [...specPath.slice(0, -1), 'metadata', 'annotations', annotation];
+      throw new ManifestError(resource, at, problem);
     }
     let result: ReturnType<typeof rewritePodSpec>;
     try {

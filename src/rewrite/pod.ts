@@ -17,6 +17,7 @@ import { decideInterception } from './interception.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
 import { ownedContainer } from './owned-container.js';
 import { decideProbe, probeField } from './probe.js';
+import { podResources } from './resources.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
 import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
 import type { Container, PodSpec, RewriteOptions, RewriteResult } from './types.js';
@@ -65,6 +66,7 @@ export function rewritePodSpec(
   if (isOptedOut(annotations)) return unchanged([]);
 
   const facts = podFacts(spec, annotations, resource);
+  const resources = podResources(annotations, resource);
   const next = structuredClone(spec);
   const containers = locate(next, resource);
   const previous = previousTable(containers, resource);
@@ -133,9 +135,16 @@ export function rewritePodSpec(
   }
   const native = decided.companion === 'native-sidecar';
   const shutdownGraceSeconds = graceSeconds(next, resource);
-  const companion = companionContainer({ image: options.image, table, native, shutdownGraceSeconds });
+  const companion = companionContainer({
+    image: options.image,
+    table,
+    native,
+    shutdownGraceSeconds,
+    resources,
+  });
   const withInit = interception.bypass === 'init-container';
-  const result = withCompanion(next, options.image, companion, native, withInit);
+  const init = withInit ? initContainer(options.image, resources) : undefined;
+  const result = withCompanion(next, companion, native, init);
   const added = {
     ...defaultContainerAnnotations(result, annotations),
     ...(interception.bypass === 'mesh' ? interception.set : {}),
@@ -170,10 +179,9 @@ function graceSeconds(spec: PodSpec, resource: string): number {
  */
 function withCompanion(
   spec: PodSpec,
-  image: string,
   companion: Container,
   native: boolean,
-  withInit: boolean,
+  init: Container | undefined,
 ): PodSpec {
   const notOurs = (list: Container[] | undefined) =>
     (list ?? []).filter((container) => !isInjectedContainer(container.name ?? ''));
@@ -183,7 +191,7 @@ function withCompanion(
       wanted,
     );
   const initContainers = [
-    ...(withInit ? [settled(spec.initContainers, initContainer(image))] : []),
+    ...(init === undefined ? [] : [settled(spec.initContainers, init)]),
     ...(native ? [settled(spec.initContainers, companion)] : []),
     ...notOurs(spec.initContainers),
   ];

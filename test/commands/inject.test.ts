@@ -37,6 +37,20 @@ describe('osm-healthcheck inject', () => {
     expect(fromStdin.stdout).toBe(fromFile.stdout);
   });
 
+  it('resource annotations: written canonical; a request above the limit stops inject, naming both', async () => {
+    const result = await inject([], fixture('resources.yaml'));
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result.stdout).toBe(fixture('resources.injected.yaml').trimEnd());
+    const refused = await inject(
+      [],
+      fixture('resources.yaml').replace('memory-limit: 1.5Gi', 'memory-limit: 512Mi'),
+    );
+    expect(refused).toMatchObject({ exitCode: 1, stdout: '' });
+    expect(refused.stderr).toContain(
+      'document 1, line 18: Deployment/reports: spec.template.metadata.annotations.osm-healthcheck/memory-request: must be less than or equal to the memory limit: 1Gi is above osm-healthcheck/memory-limit 512Mi',
+    );
+  });
+
   it('a Job without --kube-version: left untouched, and stderr says why and what to do', async () => {
     const result = await inject(['-f', `${FIXTURES}job.yaml`]);
     expect(result.exitCode).toBe(0);

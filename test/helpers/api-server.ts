@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { atLeast, type KubeVersion } from '../../src/kube-version.js';
 import { hasNativeSidecars } from '../../src/rewrite/placement.js';
-import type { PodSpec } from '../../src/rewrite/types.js';
+import { parseQuantity } from '../../src/rewrite/quantity.js';
+import type { Container, PodSpec } from '../../src/rewrite/types.js';
 import { PROBE_KINDS } from '../../src/scheme.js';
 import { type NamespaceStore, namespaceStore } from './kube-namespaces.js';
 import { startLoopbackHttps } from './loopback-https.js';
@@ -79,9 +80,37 @@ export async function startVersionStandin(initial: VersionAnswer): Promise<Versi
 }
 
 /**
+ * validation.go ValidateContainerResourceRequirements: every quantity valid and not negative, and a request at
+ * most its limit ("must be less than or equal to memory limit of 320Mi").
+ */
+function resourceRefusals(c: Container): string[] {
+  const refusals: string[] = [];
+  const { requests = {}, limits = {} } = (c.resources ?? {}) as Record<string, Record<string, string>>;
+  const read = (list: string, name: string, text: string) => {
+    const parsed = parseQuantity(text);
+    if ('invalid' in parsed || parsed.milli < 0n) {
+      refusals.push(`${c.name}.resources.${list}.${name}: Invalid value: "${text}"`);
+      return undefined;
+    }
+    return parsed.milli;
+  };
+  for (const [name, text] of Object.entries(limits)) read('limits', name, text);
+  for (const [name, text] of Object.entries(requests)) {
+    const request = read('requests', name, text);
+    const limit = limits[name] === undefined ? undefined : parseQuantity(limits[name]);
+    if (request === undefined || limit === undefined || 'invalid' in limit || request <= limit.milli)
+      continue;
+    refusals.push(
+      `${c.name}.resources.requests.${name}: Invalid value: "${text}": must be less than or equal to ${name} limit of ${limits[name]}`,
+    );
+  }
+  return refusals;
+}
+
+/**
  * What an API server of `version` refuses in a pod spec, for the fields the rewrite writes: pkg/apis/core/
  * validation validateInitContainers ("may not be set for init containers" for probes, restartPolicy only with
- * the SidecarContainers feature), and the strict decoding of fields a version does not know yet (an init
+ * the SidecarContainers feature), resources (above), and the strict decoding of fields a version does not know yet (an init
  * container's restartPolicy before 1.28, gRPC probes before 1.24).
  */
 export function apiServerRefusals(spec: PodSpec, version: KubeVersion, sidecarGate: boolean): string[] {
@@ -101,6 +130,7 @@ export function apiServerRefusals(spec: PodSpec, version: KubeVersion, sidecarGa
     }
   });
   for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
+    refusals.push(...resourceRefusals(c));
     for (const kind of PROBE_KINDS) {
       if (c[`${kind}Probe`]?.grpc !== undefined && !atLeast(version, 1, 24)) {
         refusals.push(`unknown field "${c.name}.${kind}Probe.grpc"`);

@@ -1,12 +1,18 @@
 // ownedContainer: what inject wants, laid over the copy a pod has. What others added stays; what is ours is ours.
 
 import { describe, expect, it } from 'vitest';
-import { companionContainer, DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
+import { COMPANION_RESOURCES, companionContainer, DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
 import { ownedContainer, PLACEMENT_FIELDS } from '../../src/rewrite/owned-container.js';
 import type { Container } from '../../src/rewrite/types.js';
 
 const companion = (native: boolean) =>
-  companionContainer({ image: DEFAULT_IMAGE, table: {}, native, shutdownGraceSeconds: 30 });
+  companionContainer({
+    image: DEFAULT_IMAGE,
+    table: {},
+    native,
+    shutdownGraceSeconds: 30,
+    resources: COMPANION_RESOURCES,
+  });
 
 describe('ownedContainer', () => {
   it('PLACEMENT_FIELDS names every field only one placement writes', () => {

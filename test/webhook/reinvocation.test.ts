@@ -188,3 +188,54 @@ describe('a real change between the calls is still patched, and only that', () =
     ]);
   });
 });
+
+describe('resource annotations: written as the API server stores them, so the second call has nothing to patch', () => {
+  const ANNOTATIONS = {
+    'osm-healthcheck/cpu-request': '0.1',
+    'osm-healthcheck/memory-request': '1024Mi',
+    'osm-healthcheck/memory-limit': '2e9',
+  };
+  const annotated = (request: AdmissionRequest): AdmissionRequest => {
+    const object = structuredClone(request.object) as Pod & { metadata: Pod };
+    object.metadata.annotations = { ...(object.metadata.annotations as Pod | undefined), ...ANNOTATIONS };
+    return { ...request, object };
+  };
+
+  it.each([
+    { name: 'version unknown', options: REWRITE, admission: {} },
+    { name: '--native-sidecar on 1.30, LimitRange and resizePolicy', options: NATIVE_1_30, admission: BUSY },
+  ])('$name', ({ options, admission }) => {
+    const request = annotated(fixture('http-get'));
+    const pod0 = betweenCalls(request.object as Pod, admission);
+    const first = admit({ ...request, object: pod0 }, options);
+    const pod1 = patched(pod0, first.response);
+    const wanted = { requests: { cpu: '100m', memory: '1Gi' }, limits: { memory: '2e9' } };
+    for (const name of [COMPANION_NAME, INIT_NAME])
+      expect(container(pod1, name)?.resources, name).toEqual(wanted);
+    const pod2 = betweenCalls(pod1, admission);
+    const second = admit({ ...request, uid: `${request.uid}-again`, object: pod2 }, options);
+    expect(second.response.patch, JSON.stringify(operations(second.response))).toBeUndefined();
+    expect(second.summary.result).toBe('unchanged');
+  });
+
+  it('not vacuous: the stand-in stores what it is given in canonical form, as the API server does', () => {
+    const pod = betweenCalls({
+      spec: { containers: [{ name: 'c', resources: { requests: { cpu: '0.1' } } }] },
+    });
+    expect(container(pod, 'c')?.resources).toEqual({ requests: { cpu: '100m' } });
+  });
+
+  it('an annotation changed between the calls is patched, and only that value', () => {
+    const request = annotated(fixture('http-get'));
+    const pod0 = betweenCalls(request.object as Pod);
+    const pod1 = patched(pod0, admit({ ...request, object: pod0 }, REWRITE).response);
+    const pod2 = betweenCalls(pod1) as Pod & { metadata: { annotations: Record<string, string> } };
+    pod2.metadata.annotations['osm-healthcheck/cpu-request'] = '0.25';
+    const second = admit({ ...request, object: pod2 }, REWRITE);
+    const ops = operations(second.response);
+    expect(ops.map((op) => [op.op, op.path, 'value' in op ? op.value : undefined]).sort()).toEqual([
+      ['replace', '/spec/containers/0/resources/requests/cpu', '250m'],
+      ['replace', '/spec/initContainers/0/resources/requests/cpu', '250m'],
+    ]);
+  });
+});

@@ -1,0 +1,102 @@
+// The companion's (and init container's) resources for one pod: COMPANION_RESOURCES, each value overridable by a
+// pod-template annotation. Values are written in the form the API server stores (quantity.ts), so the webhook's
+// second call finds them unchanged.
+
+import { describeValue } from '../errors.js';
+import { COMPANION_RESOURCES } from './companion.js';
+import { ManifestError } from './manifest-error.js';
+import { formatQuantity, parseQuantity, type Quantity } from './quantity.js';
+
+export const CPU_REQUEST_ANNOTATION = 'osm-healthcheck/cpu-request';
+export const MEMORY_REQUEST_ANNOTATION = 'osm-healthcheck/memory-request';
+export const MEMORY_LIMIT_ANNOTATION = 'osm-healthcheck/memory-limit';
+
+export interface CompanionResources {
+  requests: { cpu: string; memory: string };
+  limits: { memory: string };
+}
+
+/** What is wrong with one annotation. */
+export interface InvalidAnnotation {
+  annotation: string;
+  problem: string;
+}
+
+type Read = { value: Quantity | undefined } | { invalid: InvalidAnnotation };
+
+function readQuantity(annotations: Readonly<Record<string, string>> | undefined, name: string): Read {
+  const raw = annotations?.[name];
+  if (raw === undefined) return { value: undefined };
+  const parsed = typeof raw === 'string' ? parseQuantity(raw.trim()) : { invalid: 'must be a string' };
+  const invalid = (problem: string) => ({
+    invalid: { annotation: name, problem: `${problem}, got ${describeValue(raw)}` },
+  });
+  if ('invalid' in parsed) return invalid(parsed.invalid);
+  if (parsed.milli < 0n) return invalid('must not be negative');
+  // A zero limit is no limit to the API server's validation but a container nothing can run in.
+  if (name === MEMORY_LIMIT_ANNOTATION && parsed.milli === 0n) return invalid('must be more than 0');
+  return { value: parsed };
+}
+
+function defaultQuantity(text: string): Quantity {
+  const parsed = parseQuantity(text);
+  if ('invalid' in parsed) throw new Error(`COMPANION_RESOURCES: ${text} ${parsed.invalid}`);
+  return parsed;
+}
+
+/**
+ * The resources, or what is wrong with the annotations (the first problem, naming the annotation). An explicit
+ * memory request above an explicit limit is refused, as the API server would refuse the pod ("must be less than
+ * or equal to memory limit"). Where only one side is given, the default on the other side moves to meet it, as
+ * Kubernetes itself defaults a missing request to the limit: a request above the default limit raises the limit
+ * to it, a limit below the default request lowers the request to it. So an accepted annotation never makes a pod
+ * the API server refuses.
+ */
+export function decideResources(
+  annotations: Readonly<Record<string, string>> | undefined,
+): { resources: CompanionResources } | { invalid: InvalidAnnotation } {
+  const cpu = readQuantity(annotations, CPU_REQUEST_ANNOTATION);
+  const request = readQuantity(annotations, MEMORY_REQUEST_ANNOTATION);
+  const limit = readQuantity(annotations, MEMORY_LIMIT_ANNOTATION);
+  if ('invalid' in cpu) return cpu;
+  if ('invalid' in request) return request;
+  if ('invalid' in limit) return limit;
+  const defaults = {
+    cpu: defaultQuantity(COMPANION_RESOURCES.requests.cpu),
+    request: defaultQuantity(COMPANION_RESOURCES.requests.memory),
+    limit: defaultQuantity(COMPANION_RESOURCES.limits.memory),
+  };
+  let memoryRequest = request.value ?? defaults.request;
+  let memoryLimit = limit.value ?? defaults.limit;
+  if (memoryRequest.milli > memoryLimit.milli) {
+    if (request.value !== undefined && limit.value !== undefined) {
+      const asked = `${formatQuantity(request.value)} is above ${MEMORY_LIMIT_ANNOTATION} ${formatQuantity(limit.value)}`;
+      const problem = `must be less than or equal to the memory limit: ${asked}`;
+      return { invalid: { annotation: MEMORY_REQUEST_ANNOTATION, problem } };
+    }
+    if (request.value !== undefined) memoryLimit = request.value;
+    else memoryRequest = memoryLimit;
+  }
+  return {
+    resources: {
+      requests: { cpu: formatQuantity(cpu.value ?? defaults.cpu), memory: formatQuantity(memoryRequest) },
+      limits: { memory: formatQuantity(memoryLimit) },
+    },
+  };
+}
+
+/**
+ * decideResources, with a ManifestError for a bad annotation, as for `osm-healthcheck/run-to-completion`
+ * (inject checks first, naming the annotation's own line: manifest.ts).
+ */
+export function podResources(
+  annotations: Readonly<Record<string, string>> | undefined,
+  resource: string,
+): CompanionResources {
+  const decided = decideResources(annotations);
+  if ('invalid' in decided) {
+    const { annotation, problem } = decided.invalid;
+    throw new ManifestError(resource, [], `metadata.annotations.${annotation}: ${problem}`);
+  }
+  return decided.resources;
+}
