@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { placeResults } from '../../bench/report.mjs';
+import { COMPANION_RESOURCES } from '../../src/rewrite/companion.js';
 import { ROOT, runScript } from '../helpers/cli.js';
 import { LAB_READY, warnUnlessRoot } from '../init/lab.js';
 
@@ -114,7 +115,10 @@ describe('bench/run.mjs', () => {
           BENCH_BURST_SECONDS: '1',
           BENCH_CONTENTION_ROUNDS: '1',
           BENCH_CONTENTION_SECONDS: '1',
-          BENCH_CONTENTION_REQUESTS: '10m,100m',
+          // inject's own request among the candidates, whatever it is now, so its row is marked.
+          BENCH_CONTENTION_REQUESTS: [...new Set(['10m', '100m', COMPANION_RESOURCES.requests.cpu])].join(
+            ',',
+          ),
         };
         const args = ['--fleet', '--contention', '--node', process.execPath];
         const { code, stdout, stderr } = await runScript('bench/run.mjs', args, { env, timeoutMs: 110_000 });
