@@ -18,21 +18,6 @@ export const COMPANION_NAME = 'osm-healthcheck';
 export const INIT_NAME = 'osm-healthcheck-init';
 export const DEFAULT_IMAGE = `osm-healthcheck:${pkg.version}`;
 
-/**
- * Measured by `npm run bench -- --fleet --contention` (BENCHMARKS.md, "Fleet and contention"; README, "Resources"),
- * Node 24 as in the image, with the lean serve (gRPC on node:http2). Memory request: 1.25 x the companion's working
- * set as kubelet counts it across a fleet of 8 pods, the first pod on a node included (21.8 MiB), rounded up to
- * 8 Mi. Limit: 1.2 x the peak of the worst burst serve admits (256 slow probes in flight on each of its four
- * ports, no limit: 256 MiB), rounded up to 64 Mi. CPU: the smallest request whose probe p99 stayed below 250 ms,
- * with no probe failed, in both runs with every core busy in sibling cgroups weighted by their requests
- * (50m: p99 84 and 88 ms; 20m: 375 and 276 ms; 10m, the old default: 464 and 744 ms). A pod's annotations
- * override each value (resources.ts).
- */
-export const COMPANION_RESOURCES = {
-  requests: { cpu: '50m', memory: '32Mi' },
-  limits: { memory: '320Mi' },
-} as const;
-
 /** Container port names: IANA_SVC_NAME, at most 15 characters. */
 export const PORT_NAMES: Readonly<Record<ListenerRole, string>> = {
   liveness: 'osm-hc-live',

@@ -1,8 +1,9 @@
 // ownedContainer: what inject wants, laid over the copy a pod has. What others added stays; what is ours is ours.
 
 import { describe, expect, it } from 'vitest';
-import { COMPANION_RESOURCES, companionContainer, DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
+import { companionContainer, DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
 import { ownedContainer, PLACEMENT_FIELDS } from '../../src/rewrite/owned-container.js';
+import { COMPANION_RESOURCES } from '../../src/rewrite/resources.js';
 import type { Container } from '../../src/rewrite/types.js';
 
 const companion = (native: boolean) =>

@@ -2,15 +2,11 @@
 // stores it, and never a pod the API server refuses (a memory request above its limit).
 
 import { describe, expect, it } from 'vitest';
-import {
-  COMPANION_NAME,
-  COMPANION_RESOURCES,
-  DEFAULT_IMAGE,
-  INIT_NAME,
-} from '../../src/rewrite/companion.js';
+import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME } from '../../src/rewrite/companion.js';
 import { ManifestError } from '../../src/rewrite/manifest-error.js';
 import { rewritePodSpec } from '../../src/rewrite/pod.js';
 import {
+  COMPANION_RESOURCES,
   CPU_REQUEST_ANNOTATION as CPU,
   decideResources,
   MEMORY_LIMIT_ANNOTATION as LIMIT,
