@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postAdmission } from '../helpers/admission-post.js';
 import { startCli } from '../helpers/cli.js';
 import { NAMESPACE, renderChart, skipWithoutHelm } from '../helpers/helm.js';
-import { type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
+import { type KubeStandin, kubeEnv, startKubeStandin } from '../helpers/kube-standin.js';
 import type { Manifest } from '../helpers/kustomize.js';
 import { flag, matches } from '../webhook/deploy-manifests.js';
 import { caBundles, readyz } from '../webhook/tls/replica.js';
@@ -100,9 +100,7 @@ describe.skipIf(skipWithoutHelm('chart lifecycle tests'))('the chart over a rele
         OSM_HEALTHCHECK_TLS_CERT: '',
         OSM_HEALTHCHECK_TLS_KEY: '',
         OSM_HEALTHCHECK_HOST: '127.0.0.1',
-        OSM_HEALTHCHECK_KUBE_API: standin.url,
-        OSM_HEALTHCHECK_KUBE_CA: standin.caFile,
-        OSM_HEALTHCHECK_KUBE_TOKEN_FILE: standin.tokenFile,
+        ...kubeEnv(standin),
       };
       for (const e of c.env as Manifest[]) {
         if (e.valueFrom !== undefined) {

@@ -42,6 +42,15 @@ export interface KubeStandin {
 }
 
 /** A MutatingWebhookConfiguration as deploy/webhook creates it: two entries, empty caBundles. */
+/** The environment that points a webhook process at a stand-in API server: its URL, its CA and its token file. */
+export function kubeEnv(api: { url: string; caFile: string; tokenFile: string }): NodeJS.ProcessEnv {
+  return {
+    OSM_HEALTHCHECK_KUBE_API: api.url,
+    OSM_HEALTHCHECK_KUBE_CA: api.caFile,
+    OSM_HEALTHCHECK_KUBE_TOKEN_FILE: api.tokenFile,
+  };
+}
+
 export function webhookConfiguration(name: string, namespace: string, service: string): Json {
   const entry = (hook: string) => ({
     name: hook,

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { postAdmission } from '../helpers/admission-post.js';
 import { startVersionStandin, versionBody } from '../helpers/api-server.js';
 import { runCli, startCli } from '../helpers/cli.js';
+import { kubeEnv } from '../helpers/kube-standin.js';
 import { makeTestCert } from '../helpers/tls.js';
 
 describe('webhook', () => {
@@ -23,9 +24,7 @@ describe('webhook', () => {
         OSM_HEALTHCHECK_HOST: '127.0.0.1',
         OSM_HEALTHCHECK_IMAGE: 'registry.example.com/osm-healthcheck:9.9.9',
         OSM_HEALTHCHECK_NATIVE_SIDECAR: 'true',
-        OSM_HEALTHCHECK_KUBE_API: api.url,
-        OSM_HEALTHCHECK_KUBE_CA: api.caFile,
-        OSM_HEALTHCHECK_KUBE_TOKEN_FILE: api.tokenFile,
+        ...kubeEnv(api),
       },
       (l) => l.msg === 'webhook serving',
     );

@@ -7,7 +7,12 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postAdmission } from '../../helpers/admission-post.js';
 import { startCli } from '../../helpers/cli.js';
-import { type KubeStandin, startKubeStandin, webhookConfiguration } from '../../helpers/kube-standin.js';
+import {
+  type KubeStandin,
+  kubeEnv,
+  startKubeStandin,
+  webhookConfiguration,
+} from '../../helpers/kube-standin.js';
 import { CONFIG, caBundles, HOST, NAMESPACE, readyz, SECRET, SERVICE } from './replica.js';
 
 let standin: KubeStandin;
@@ -27,9 +32,7 @@ describe('webhook with self-managed TLS, as a process', () => {
         OSM_HEALTHCHECK_TLS_CERT: '',
         OSM_HEALTHCHECK_TLS_KEY: '',
         OSM_HEALTHCHECK_HOST: '127.0.0.1',
-        OSM_HEALTHCHECK_KUBE_API: standin.url,
-        OSM_HEALTHCHECK_KUBE_CA: standin.caFile,
-        OSM_HEALTHCHECK_KUBE_TOKEN_FILE: standin.tokenFile,
+        ...kubeEnv(standin),
       },
       (l) => l.msg === 'self-managed TLS in place',
     );
