@@ -15,6 +15,18 @@ export type ClusterKnowledge =
   /** inject without --kube-version: whoever asks for a native sidecar vouches for the cluster. */
   | { state: 'unchecked' };
 
+/**
+ * What is known of the kubelets that may run the pod: the API server's version says nothing of them (version skew
+ * lets kubelets trail it by three minors). The webhook keeps them from a list and watch of nodes.
+ */
+export type KubeletKnowledge =
+  /** `version`: the pod's own node's kubelet when spec.nodeName is set, else the oldest kubelet in the cluster. */
+  | { state: 'known'; version: KubeVersion; source: string }
+  /** Nodes not listed (yet), or the pod's node not among them: never guess. */
+  | { state: 'unknown'; why: string }
+  /** inject: --kube-version stands for the kubelets too. */
+  | { state: 'unchecked' };
+
 export interface Placement {
   /** The companion as a native sidecar (RewriteOptions.nativeSidecar). */
   native: boolean;

@@ -3,7 +3,8 @@
 
 import type { ProbeTableDocument } from '../table/types.js';
 import type { Mesh } from './mesh-exclusion.js';
-import type { ClusterKnowledge } from './placement.js';
+import type { NamespaceRulesKnowledge } from './namespace-rules.js';
+import type { ClusterKnowledge, KubeletKnowledge } from './placement.js';
 import type { PodSecurityKnowledge } from './pod-security.js';
 
 /** A port as Kubernetes writes it: a number, or the name of one of the container's ports. */
@@ -81,10 +82,19 @@ export interface RewriteOptions {
   nativeSidecar: boolean;
   /** What is known of the cluster; absent: unchecked (inject without --kube-version). */
   cluster?: ClusterKnowledge;
+  /** The kubelets that may run the pod (webhook: a watch of nodes); absent: unchecked. */
+  kubelets?: KubeletKnowledge;
   /** The Pod Security level the pod's namespace enforces; absent: unchecked (inject without --pod-security). */
   podSecurity?: PodSecurityKnowledge;
   /** inject --mesh-exclusion: exclude 15901-15904 with this mesh's annotation instead of the init container. */
   meshExclusion?: Mesh;
+  /** The LimitRanges and ResourceQuotas of the pod's namespace; absent: unchecked (namespace-rules.ts). */
+  namespaceRules?: NamespaceRulesKnowledge;
+  /**
+   * A CPU limit for our two containers, cluster-wide (webhook --companion-cpu-limit, inject the same flag): for
+   * policies we cannot read (ValidatingAdmissionPolicy, Kyverno, Gatekeeper) that demand one. Canonical quantity.
+   */
+  companionCpuLimit?: string;
 }
 
 export interface RewriteResult {
