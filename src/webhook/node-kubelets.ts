@@ -46,12 +46,21 @@ const older = (a: KubeVersion, b: KubeVersion) =>
 
 /** The oldest kubelet of all nodes (the first by name among equals); unknown when any cannot be read. */
 export function oldestKubelet(nodes: ReadonlyMap<string, NodeKubelet>): KubeletKnowledge {
+  // One pass, no sort: recomputed after every change, and a large cluster's nodes change often.
   let oldest: { name: string; version: KubeVersion } | undefined;
-  for (const name of [...nodes.keys()].sort()) {
-    const kubelet = nodes.get(name) as NodeKubelet;
-    if ('unreadable' in kubelet) return { state: 'unknown', why: unreadable(name, kubelet) };
-    if (oldest === undefined || older(kubelet.version, oldest.version)) oldest = { name, ...kubelet };
+  let blind: { name: string; kubelet: { unreadable: string } } | undefined;
+  for (const [name, kubelet] of nodes) {
+    if ('unreadable' in kubelet) {
+      if (blind === undefined || name < blind.name) blind = { name, kubelet };
+    } else if (
+      oldest === undefined ||
+      older(kubelet.version, oldest.version) ||
+      (!older(oldest.version, kubelet.version) && name < oldest.name)
+    ) {
+      oldest = { name, version: kubelet.version };
+    }
   }
+  if (blind !== undefined) return { state: 'unknown', why: unreadable(blind.name, blind.kubelet) };
   if (oldest === undefined) return { state: 'unknown', why: 'the cluster has no nodes (yet)' };
   const count = nodes.size === 1 ? 'the only node' : `the oldest of ${nodes.size} nodes`;
   return { state: 'known', version: oldest.version, source: `${count} ("${oldest.name}")` };
@@ -80,7 +89,7 @@ export function watchNodeKubelets(options: NodeKubeletsOptions): NodeKubelets {
     ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
     ...(options.watchSeconds === undefined ? {} : { watchSeconds: options.watchSeconds }),
   });
-  // Every node's heartbeat is a MODIFIED event; admissions ask far more often than kubelets change.
+  // Computed again only after a change of the nodes (a status update is one): most admissions find it ready.
   let oldest: { generation: number; knowledge: KubeletKnowledge } | undefined;
   const all = (store: Store<NodeKubelet>) => store.get('') ?? new Map<string, NodeKubelet>();
   return {
