@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { postAdmission } from '../helpers/admission-post.js';
 import { startVersionStandin, versionBody } from '../helpers/api-server.js';
 import { runCli, startCli } from '../helpers/cli.js';
+import { node } from '../helpers/kube-objects.js';
 import { kubeEnv } from '../helpers/kube-standin.js';
 import { makeTestCert } from '../helpers/tls.js';
 
@@ -16,6 +17,8 @@ describe('webhook', () => {
     const api = await startVersionStandin(versionBody('29'));
     // The pod's namespace, as the webhook's namespace watch sees it: no Pod Security label (privileged).
     api.namespaces.put('shop', {});
+    // Its kubelets: as new as the API server.
+    api.nodes.put(node('n1', 'v1.29.3'));
     const { child, line, output } = await startCli(
       ['webhook', '--port', '0'],
       {
