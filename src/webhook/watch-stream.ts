@@ -45,6 +45,8 @@ export interface WatchOnceOptions {
 
 /** Until the stream ends: its status (and body when not 200), and how many events it carried. */
 export async function watchOnce(options: WatchOnceOptions): Promise<KubeAnswer & { events: number }> {
+  // Closed while a list was in flight: an abort listener added now would never fire.
+  if (options.signal.aborted) throw new Error(`${options.what}: closed`);
   let events = 0;
   let failure: unknown;
   const watching = new AbortController();
