@@ -57,7 +57,7 @@ Flags (each also read from the environment variable shown; flags win):
                        label: the PodSecurity admission configuration's defaults.enforce, which the API
                        cannot show (${POD_SECURITY_LEVELS.join('|')}; OSM_HEALTHCHECK_POD_SECURITY_DEFAULT;
                        default privileged, as Kubernetes'). Labels come from a watch of namespaces; above
-                       privileged pods get no init container (README "Pod Security")
+                       privileged pods get no init container (docs/pod-security.md)
   --kube-api URL       the API server: its version, namespaces' Pod Security labels, and self-managed TLS
                        (OSM_HEALTHCHECK_KUBE_API;
                        default https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
