@@ -1,4 +1,4 @@
-// check's output, pinned: the readable table (direct and through the companion), the JSON shape README.md
+// check's output, pinned: the readable table (direct and through the companion), the JSON shape docs/check.md
 // documents, and the one-line summary.
 
 import { describe, expect, it } from 'vitest';
