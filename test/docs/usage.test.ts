@@ -1,7 +1,7 @@
 // Usage texts and docs pages drift from the parsers when a flag is added in one place only. So, for every
 // subcommand, the flags its parseFlags call accepts (read from the source, spreads of exported flag sets
-// resolved) are exactly the flags its --help text names, a synopsis that lists flags (rather than `[flags]`)
-// lists every one, and its docs page names every one in its synopsis.
+// resolved) are exactly the flags its --help text lists; a synopsis that lists flags (rather than `[flags]`) lists
+// every one; its docs page's synopsis lists every one; and the page names every environment variable --help names.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -147,5 +147,12 @@ describe.each(COMMANDS)('$name', ({ name, parser, load }) => {
     expect(synopsis).not.toBe('');
     expect(missing(synopsis, accepted)).toEqual([]);
     expect(named(synopsis).filter((flag) => !names.includes(flag))).toEqual([]);
+  });
+
+  it(`docs/${name}.md names every environment variable --help names`, async () => {
+    const { usage } = await load();
+    const page = readFileSync(join(ROOT, 'docs', `${name}.md`), 'utf8');
+    const envs = [...new Set([...usage.matchAll(/\bOSM_HEALTHCHECK_[A-Z_]+/g)].map((m) => m[0]))];
+    expect(envs.filter((env) => !page.includes(env))).toEqual([]);
   });
 });
