@@ -10,7 +10,8 @@ ARG DEBIAN_IMAGE=debian:bookworm-slim
 
 # Build: the production dependencies plus esbuild, the only dev tool the build runs, checked against the lock
 # by npm ci. Linter, test runner and type checker stay out of the image build. The build bundles every
-# dependency into dist/ (gRPC into its own lazily loaded file), and writes serve's V8 code cache with this
+# dependency into dist/ (prom-client's exposition into its own file, loaded on the first scrape; gRPC probes need
+# none: node:http2), and writes serve's V8 code cache with this
 # stage's Node: the very binary the final stage copies, so the cache is taken.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
@@ -51,8 +52,8 @@ COPY --from=node /usr/local/bin/node /usr/local/bin/node
 # Debian's PATH, which an empty base does not set: the entrypoint finds node, and init the iptables tools, on it.
 # MALLOC_ARENA_MAX=1: glibc's malloc keeps one arena, not one per thread that ever allocated (V8's compiler and
 # GC threads, libuv's pool), whose freed pages stay resident: ~1.6 MiB less private memory per companion at the
-# same probe throughput (BENCHMARKS.md, "Memory (issue 21)"). No V8 flag pays in a pod: its 128 MiB limit
-# already gives V8 1 MiB semi-spaces, and the flags that save more cost throughput (--lite-mode: 0.36x).
+# same probe throughput (BENCHMARKS.md, "Memory (issue 21)"). No V8 flag pays in a pod: its 320Mi limit (any
+# below 1 GiB) already gives V8 1 MiB semi-spaces, and the flags that save more cost throughput (--lite-mode: 0.36x).
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production MALLOC_ARENA_MAX=1
 WORKDIR /app
 COPY --from=build /src/dist dist

@@ -96,7 +96,7 @@ export function smallestPassing(rows, limitMs) {
     .find((r) => r.failed === 0 && Number.isFinite(r.p99) && r.p99 < limitMs);
 }
 
-/** Room above the fleet's largest working set for the memory request (README, "Resources"). */
+/** Room above the fleet's largest working set for the memory request (docs/resources.md). */
 export const REQUEST_HEADROOM = 1.25;
 /** Room above the worst burst's peak for the memory limit. */
 export const LIMIT_HEADROOM = 1.2;

@@ -5,7 +5,7 @@
 # manifest create, manifest add), checks that `buildah manifest inspect` lists both platforms, pushes the index with both images to
 # an OCI archive in a temp dir (what `buildah manifest push --all ... docker://REGISTRY/...` sends a registry) and
 # reads the platforms back from it, and runs every subcommand from each image's root (scripts/image-build.sh
-# --rootfs; arm64's under qemu). README "The image" says how to push it to a registry, with buildah or docker buildx.
+# --rootfs; arm64's under qemu). docs/image.md says how to push it to a registry, with buildah or docker buildx.
 # Not part of `npm test`: it needs root, buildah, debootstrap, qemu-user-static and binfmt-support, Debian's mirror
 # and the npm registry; here about 8 minutes cold (the stand-ins, their import, both builds), 2 to 5 warm.
 # Usage: scripts/image-index.sh [--keep]   (--keep leaves the images, the index and the archive, and says where)

@@ -1,5 +1,5 @@
 // Every error the CLI reports on purpose, with a stable code. Only cli.ts turns them into exit codes.
-// README.md "Error codes" documents each code; test/errors.test.ts keeps the two in step.
+// docs/error-codes.md documents each code; test/errors.test.ts keeps the two in step.
 
 export const ERROR_CODES = {
   OSM_HC_USAGE: 'bad command-line flags or arguments',

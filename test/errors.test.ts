@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, HealthcheckError, isHealthcheckError, TableError } from '../src/errors.js';
 
 describe('error codes', () => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  it.each(Object.keys(ERROR_CODES))('%s is documented in README.md', (code) => {
-    expect(readme).toContain(`| \`${code}\` |`);
+  const page = readFileSync(new URL('../docs/error-codes.md', import.meta.url), 'utf8');
+  it.each(Object.keys(ERROR_CODES))('%s is documented in docs/error-codes.md', (code) => {
+    expect(page).toContain(`| \`${code}\` |`);
   });
 });
 

@@ -1,4 +1,4 @@
-// What `check` prints: one row per probe as a readable table or as JSON (the shape README.md "check" documents),
+// What `check` prints: one row per probe as a readable table or as JSON (the shape docs/check.md documents),
 // and the one-line verdict over all of them. Pure: test/check/report.test.ts pins both formats.
 
 import type { Verdict } from '../probe/result.js';
@@ -116,7 +116,7 @@ export function formatTable(report: CheckReport): string {
   return [heading(report), '', ...rendered, '', summary(report.rows), ''].join('\n');
 }
 
-/** The JSON shape of README.md "check": stable, for scripts. */
+/** The JSON shape of docs/check.md: stable, for scripts. */
 export function formatJson(report: CheckReport): string {
   const json = {
     host: report.host,

@@ -12,7 +12,8 @@ import { type ClusterKnowledge, choosePlacement, NATIVE_SIDECAR_VERSIONS } from 
 import { POD_SECURITY_LEVELS, type PodSecurityKnowledge, parseLevel } from '../rewrite/pod-security.js';
 import type { Command } from './command.js';
 
-const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--native-sidecar] [--kube-version X.Y]
+const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--native-sidecar]
+                              [--kube-version X.Y [--sidecar-containers-gate]]
                               [--pod-security LEVEL] [--mesh-exclusion MESH] [-o yaml|json]
 
 Rewrites the probes of Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers,

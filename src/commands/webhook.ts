@@ -58,7 +58,7 @@ Flags (each also read from the environment variable shown; flags win):
                        label: the PodSecurity admission configuration's defaults.enforce, which the API
                        cannot show (${POD_SECURITY_LEVELS.join('|')}; OSM_HEALTHCHECK_POD_SECURITY_DEFAULT;
                        default privileged, as Kubernetes'). Labels come from a watch of namespaces; above
-                       privileged pods get no init container (README "Pod Security")
+                       privileged pods get no init container (docs/pod-security.md)
   --companion-cpu-limit QUANTITY
                        a CPU limit on the companion and the init container, for admission policies this
                        webhook cannot read that demand one (ValidatingAdmissionPolicy, Kyverno,

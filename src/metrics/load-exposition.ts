@@ -1,5 +1,5 @@
 // Loads the exposition (registry.ts, and with it prom-client) on the first scrape instead of at start-up: it costs
-// ~20 ms of start-up and MiB of memory in every pod (README "Metrics"), while most companions are never scraped.
+// ~20 ms of start-up and MiB of memory in every pod (docs/metrics.md), while most companions are never scraped.
 // In serve's build the import is of dist/commands/serve-metrics.cjs (scripts/build.mjs).
 
 import type { Recorder } from './recorder.js';

@@ -1,5 +1,5 @@
 // What the companion counts for Prometheus, as plain numbers: probe runs, probe durations, the in-flight gate and
-// header-driven checks. No prom-client here: loading it costs start-up and memory in every pod (README "Metrics"),
+// header-driven checks. No prom-client here: loading it costs start-up and memory in every pod (docs/metrics.md),
 // so registry.ts, loaded on the first scrape, reads these numbers then. Every series is made up front from the
 // table and the fixed sets below, and callers pass table entries and enums, never label text: a hostile client
 // cannot grow the series set. Recording is O(1) and allocates nothing, so the probe path does not pay for metrics.

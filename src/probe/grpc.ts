@@ -1,5 +1,5 @@
 // gRPC probe, as kubelet's pkg/probe/grpc runs it: a plaintext grpc.health.v1.Health/Check against the app, with
-// kubelet's User-Agent and one deadline for connect and call. One unary call on node's own HTTP/2 client: the wire
+// kubelet's User-Agent (grpc-user-agent.ts: grpc-go's token appended) and one deadline for connect and call. One unary call on node's own HTTP/2 client: the wire
 // format is grpc-wire.ts, the verdict rules grpc-verdict.ts.
 //
 // Why not grpc-js: for this one call it cost every companion with a gRPC probe ~10 MiB more memory than node:http2
@@ -9,6 +9,7 @@
 import type { ClientHttp2Session, IncomingHttpHeaders } from 'node:http2';
 import { DEFAULT_USER_AGENT } from '../scheme.js';
 import type { GrpcHandler } from '../table/types.js';
+import { grpcUserAgent } from './grpc-user-agent.js';
 import { type GrpcOutcome, grpcVerdict } from './grpc-verdict.js';
 import {
   CHECK_PATH,
@@ -45,6 +46,7 @@ export async function probeGrpc(
   // One deadline for connecting and the call, as grpc.go's single context.WithTimeout.
   const deadline = start + target.timeoutMs;
   const addr = joinHostPort(target.host, spec.port);
+  const agent = grpcUserAgent(userAgent);
   const { connect } = await loadHttp2();
   const outcome = await new Promise<GrpcOutcome>((resolve) => {
     // kubelet dials a new connection per probe and closes it after: nothing is shared with another probe.
@@ -71,7 +73,7 @@ export async function probeGrpc(
     );
     session.once('remoteSettings', () => {
       connected = true;
-      check(session, { service: spec.service, userAgent, deadline }).then(end, (err: Error) =>
+      check(session, { service: spec.service, userAgent: agent, deadline }).then(end, (err: Error) =>
         fail({ code: 'INTERNAL', details: err.message }),
       );
     });

@@ -22,7 +22,7 @@ export interface InterceptionInputs {
   annotations: Readonly<Record<string, string>> | undefined;
 }
 
-const FIX = 'list 15901-15904 in the mesh\'s inbound port exclusion annotation (README "Pod Security")';
+const FIX = "list 15901-15904 in the mesh's inbound port exclusion annotation (docs/pod-security.md)";
 
 /** Pure, table-tested (test/rewrite/interception.test.ts). */
 export function decideInterception({

@@ -1,7 +1,7 @@
 // The webhook's requests to the Kubernetes API server, the way client-go's rest.InClusterConfig talks to it: the
 // service account's token as a bearer token (read again at every request), the cluster CA to verify the server.
 // Each request is bounded in time and body size; a failure says which request and why. GET /version is here;
-// the Secret and MutatingWebhookConfiguration calls are in tls/kube-objects.ts; a watch streams (kubeWatch). README.md says why this small
+// the Secret and MutatingWebhookConfiguration calls are in tls/kube-objects.ts; a watch streams (kubeWatch). docs/webhook.md says why this small
 // client and not @kubernetes/client-node.
 
 import { readFile } from 'node:fs/promises';

@@ -1,9 +1,11 @@
-// check's output, pinned: the readable table (direct and through the companion), the JSON shape README.md
+// check's output, pinned: the readable table (direct and through the companion), the JSON shape docs/check.md
 // documents, and the one-line summary.
 
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { type CheckRow, formatJson, formatTable, passed, summary } from '../../src/check/report.js';
 import { DEFAULT_PORTS } from '../../src/scheme.js';
+import { ROOT } from '../helpers/cli.js';
 
 const OK: CheckRow = {
   kind: 'liveness',
@@ -176,5 +178,35 @@ describe('formatJson', () => {
       passed: false,
       probes: [{ via }],
     });
+  });
+});
+
+describe('docs/check.md', () => {
+  const page = readFileSync(`${ROOT}docs/check.md`, 'utf8');
+  const example = /\$ osm-healthcheck check [^\n]*-o json\n(\{\n[\s\S]*?\n\})\n/.exec(page)?.[1];
+
+  it('shows -o json exactly as formatJson prints it', () => {
+    expect(example).toBeDefined();
+    const shown = JSON.parse(example ?? '');
+    const rows: CheckRow[] = shown.probes;
+    const printed = formatJson({ host: shown.host, companionPorts: shown.companionPorts, rows });
+    expect(`${example}\n`).toBe(printed);
+  });
+
+  it('explains every field of the JSON in its table', () => {
+    const json = JSON.parse(formatJson({ host: '127.0.0.1', companionPorts: null, rows: [OK] }));
+    const fields = [
+      ...Object.keys(json).filter((k) => k !== 'probes'),
+      ...Object.keys(json.probes[0]).map((k) => `probes[].${k}`),
+    ];
+    // A row's first cell names fields: `probes[].ms`, `.budgetMs` (the same prefix) or `viaCompanion`, `companionPorts`.
+    const documented = page.split('\n').flatMap((line) => {
+      const cell = /^\| (`[^|]*`) \|/.exec(line)?.[1];
+      if (cell === undefined) return [];
+      const names = [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? '');
+      const prefix = names[0]?.startsWith('probes[].') ? 'probes[]' : '';
+      return names.map((name) => (name.startsWith('.') ? `${prefix}${name}` : name));
+    });
+    expect(fields.filter((field) => !documented.includes(field))).toEqual([]);
   });
 });

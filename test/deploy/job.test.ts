@@ -1,4 +1,4 @@
-// deploy/jobs/report.yaml, the README's Job example, through the built CLI as the webhook would decide it: on
+// deploy/jobs/report.yaml, docs/install.md's Job example, through the built CLI as the webhook would decide it: on
 // 1.29+ the companion is a native sidecar (so the Job completes), on 1.26 the Job is left as it is with the
 // warning kubectl shows.
 

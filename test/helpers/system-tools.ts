@@ -1,7 +1,7 @@
 // What a suite needs from the machine beyond Node and node_modules (a tool on PATH, a file, root), and the one
 // rule for when it is missing: on a developer's machine the suite skips, saying LOUDLY what it lacks and how to get
 // it; in CI (CI=true, which .ci/run sets after installing every tool) it runs and fails, so a missing tool never
-// passes silently. README "Tests" lists the tools; .ci/run installs them.
+// passes silently. docs/development.md lists the tools; .ci/run installs them.
 
 import { existsSync } from 'node:fs';
 import { onPath } from './on-path.js';

@@ -223,8 +223,8 @@ describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)',
 
 // arm64 under emulation: about 4 minutes cold here (the stand-in bases: debootstrap and its second stage under
 // qemu, apt-get and strip in them), about 1 warm; it needs root, qemu-user-static, binfmt-support, debootstrap and
-// changes the kernel's binfmt_misc, so it runs when asked for: .ci/run asks (OSM_HC_IMAGE_ARCHES=arm64), as README
-// "The image" says; by hand: OSM_HC_IMAGE_ARCHES=arm64 npx vitest run test/image/image.test.ts.
+// changes the kernel's binfmt_misc, so it runs when asked for: .ci/run asks (OSM_HC_IMAGE_ARCHES=arm64), as
+// docs/image.md says; by hand: OSM_HC_IMAGE_ARCHES=arm64 npx vitest run test/image/image.test.ts.
 const ARM64 = (process.env.OSM_HC_IMAGE_ARCHES ?? '').split(',').includes('arm64');
 if (!ARM64) {
   console.warn(

@@ -1,5 +1,5 @@
 // probeGrpc against real peers on loopback: grpc-js servers running grpc-health-check's HealthImplementation,
-// a hand-written Check handler (to see the User-Agent and to be slow), a server without the health service,
+// a hand-written Check handler (to see the User-Agent, also through the companion, and to be slow), a server without the health service,
 // a plain HTTP/1.1 server, a TCP server that never answers, and a refused port.
 
 import { spawn } from 'node:child_process';
@@ -16,6 +16,8 @@ import { HealthImplementation, type ServingStatus, service } from 'grpc-health-c
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { common } from '../../scripts/bundle-options.mjs';
 import { probeGrpc } from '../../src/probe/grpc.js';
+import { get } from '../helpers/client.js';
+import { startCompanion } from '../helpers/companion.js';
 
 const TIMEOUT_MS = 500;
 // Longer than 127 bytes, so its length takes two bytes on the wire.
@@ -232,15 +234,47 @@ describe('probeGrpc', () => {
     );
   });
 
+  // What the app's gRPC server sees is kubelet's own: `kube-probe/x.y` and the token grpc-go appends, nothing
+  // of node's or of grpc-js's (a grpc-js server hands the header on as it came).
   it.each([
-    { name: 'default kubelet User-Agent', userAgent: undefined, seen: 'kube-probe/1.30' },
-    { name: "the incoming kubelet's User-Agent", userAgent: 'kube-probe/1.29', seen: 'kube-probe/1.29' },
-  ])('sends $name', async ({ userAgent, seen }) => {
+    { name: 'no kubelet User-Agent: 1.30', userAgent: undefined, seen: 'kube-probe/1.30 grpc-go/1.58.3' },
+    { name: 'kubelet 1.26', userAgent: 'kube-probe/1.26', seen: 'kube-probe/1.26 grpc-go/1.49.0' },
+    { name: 'kubelet 1.29', userAgent: 'kube-probe/1.29', seen: 'kube-probe/1.29 grpc-go/1.58.3' },
+    { name: 'kubelet 1.32', userAgent: 'kube-probe/1.32', seen: 'kube-probe/1.32 grpc-go/1.65.0' },
+    { name: 'kubelet 1.36', userAgent: 'kube-probe/1.36', seen: 'kube-probe/1.36 grpc-go/1.79.3' },
+    {
+      name: 'a kubelet newer than known',
+      userAgent: 'kube-probe/1.41',
+      seen: 'kube-probe/1.41 grpc-go/1.79.3',
+    },
+  ])('sends $name as kubelet does', async ({ userAgent, seen }) => {
     const before = userAgents.length;
     const target = { host: '127.0.0.1', timeoutMs: TIMEOUT_MS };
     const result = await probeGrpc({ port: ports.scripted, service: '' }, target, userAgent);
     expect(result.verdict).toBe('success');
     expect(userAgents.slice(before)).toEqual([seen]);
+  });
+
+  it("through the companion: kubelet's HTTP User-Agent becomes its gRPC one", async () => {
+    const companion = await startCompanion({
+      table: { startup: { app: { grpc: { port: ports.scripted } } } },
+    });
+    try {
+      for (const { incoming, seen } of [
+        { incoming: 'kube-probe/1.36', seen: 'kube-probe/1.36 grpc-go/1.79.3' },
+        { incoming: 'kube-probe/1.26', seen: 'kube-probe/1.26 grpc-go/1.49.0' },
+        { incoming: 'curl/8.5.0', seen: 'kube-probe/1.30 grpc-go/1.58.3' },
+      ]) {
+        const before = userAgents.length;
+        const answer = await get(companion.url('startup', '/osm-startup-probe/app'), {
+          'user-agent': incoming,
+        });
+        expect(answer.status, answer.body).toBe(200);
+        expect(userAgents.slice(before), incoming).toEqual([seen]);
+      }
+    } finally {
+      await companion.close();
+    }
   });
 
   it('closes its connection after a probe that timed out', async () => {

@@ -79,7 +79,7 @@ const WARNINGS: Record<string, string[]> = {
     `Pod/typo: container "app" livenessProbe: port "htpp" is none of the container's port names; the probe is left unchanged`,
   ],
   'pod-security-baseline': [
-    `Deployment/shop: left untouched: Pod Security "baseline:latest" (--pod-security) refuses our init container's NET_ADMIN, NET_RAW; list 15901-15904 in the mesh's inbound port exclusion annotation (README "Pod Security")`,
+    `Deployment/shop: left untouched: Pod Security "baseline:latest" (--pod-security) refuses our init container's NET_ADMIN, NET_RAW; list 15901-15904 in the mesh's inbound port exclusion annotation (docs/pod-security.md)`,
   ],
   'native-sidecar': [
     'Pod/with-sidecar: native sidecar "log-shipper" has probes answered by the companion, so the companion runs as a native sidecar too',

@@ -1,7 +1,7 @@
 // What to do with the Secret now: pure decisions on plain facts (times in ms, names), then the step that carries one
 // out. A CA rotation never leaves a replica serving a certificate the caBundle does not trust, without replicas
 // talking to each other: every step is recorded in the Secret with its time, and the next step waits `overlapMs`,
-// longer than a replica takes to see the Secret and set the caBundle (README.md "Rotation"):
+// longer than a replica takes to see the Secret and set the caBundle (docs/webhook.md, "Schedule"):
 //   staged:   the new CA is in the Secret (and so in the caBundle) but signs nothing yet;
 //   switched: the new CA signs the serving certificate; the old CA stays in the caBundle;
 //   steady:   the old CA is dropped.

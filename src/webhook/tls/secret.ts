@@ -1,6 +1,6 @@
 // The Secret that holds the webhook's CA and serving certificate, read into TlsMaterial and written back. "Ours" is
 // decided by the managed-by label alone: a Secret of that name without it belongs to someone else and is never
-// overwritten. What each key holds, and the two annotations that time a CA rotation, are listed in README.md.
+// overwritten. What each key holds, and the two annotations that time a CA rotation, are listed in docs/webhook.md.
 
 import { createPrivateKey as createKey, X509Certificate } from 'node:crypto';
 import type { Issued } from './x509.js';

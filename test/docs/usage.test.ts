@@ -1,0 +1,158 @@
+// Usage texts and docs pages drift from the parsers when a flag is added in one place only. So, for every
+// subcommand, the flags its parseFlags call accepts (read from the source, spreads of exported flag sets
+// resolved) are exactly the flags its --help text lists; a synopsis that lists flags (rather than `[flags]`) lists
+// every one; its docs page's synopsis lists every one; and the page names every environment variable --help names.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Command } from '../../src/commands/command.js';
+import { TLS_FLAGS } from '../../src/commands/webhook-tls.js';
+import { ROOT } from '../helpers/cli.js';
+
+/** Flag sets a parseFlags call spreads in (`...TLS_FLAGS`), by the name the source gives them. */
+const SPREADS: Record<string, Record<string, unknown>> = { TLS_FLAGS };
+
+/** Each subcommand: where its parseFlags call is, and its Command. */
+const COMMANDS: { name: string; parser: string; load: () => Promise<Command> }[] = [
+  {
+    name: 'serve',
+    parser: 'src/commands/serve.ts',
+    load: async () => (await import('../../src/commands/serve.js')).serveCommand,
+  },
+  {
+    name: 'wait',
+    parser: 'src/commands/wait.ts',
+    load: async () => (await import('../../src/commands/wait.js')).waitCommand,
+  },
+  {
+    name: 'inject',
+    parser: 'src/commands/inject.ts',
+    load: async () => (await import('../../src/commands/inject.js')).injectCommand,
+  },
+  {
+    name: 'init',
+    parser: 'src/init/options.ts',
+    load: async () => (await import('../../src/commands/init.js')).initCommand,
+  },
+  {
+    name: 'webhook',
+    parser: 'src/commands/webhook.ts',
+    load: async () => (await import('../../src/commands/webhook.js')).webhookCommand,
+  },
+  {
+    name: 'check',
+    parser: 'src/commands/check.ts',
+    load: async () => (await import('../../src/commands/check.js')).checkCommand,
+  },
+];
+
+interface Flag {
+  name: string;
+  /** Its one-letter form (`-f`), when it has one. */
+  short?: string;
+}
+
+/** The flags of the options object passed to `parseFlags('<command>', argv, { ... })` in `source`. */
+function parsedFlags(source: string, command: string): Flag[] {
+  const start = source.indexOf(`parseFlags('${command}', argv, {`);
+  if (start === -1) throw new Error(`no parseFlags('${command}', argv, {...}) call`);
+  const open = source.indexOf('{', start);
+  let depth = 0;
+  let end = open;
+  for (; end < source.length; end++) {
+    if (source[end] === '{') depth++;
+    if (source[end] === '}' && --depth === 0) break;
+  }
+  const body = source.slice(open + 1, end);
+  // A flag's own settings hold no braces, so `key: { ... }` matches the options object's keys only.
+  const flags: Flag[] = [
+    ...body.matchAll(/(?:'([a-z][a-z0-9-]*)'|\b([a-z][a-zA-Z0-9]*))\s*:\s*\{([^{}]*)\}/g),
+  ].map((match) => {
+    const short = /short:\s*'([a-z])'/.exec(match[3] ?? '')?.[1];
+    return { name: match[1] ?? match[2] ?? '', ...(short === undefined ? {} : { short }) };
+  });
+  for (const match of body.matchAll(/\.\.\.([A-Z_]+)/g)) {
+    const spread = SPREADS[match[1] ?? ''];
+    if (spread === undefined) throw new Error(`${command}: spread ...${match[1]} is not in SPREADS`);
+    flags.push(...Object.keys(spread).map((name) => ({ name })));
+  }
+  return flags.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The long flags a --help text's flag list gives, one a line: `  --ports LIST  ...`, `  -f, --filename FILE`. */
+function listed(usage: string): string[] {
+  const names = usage.split('\n').flatMap((line) => {
+    const name = /^\s+(?:-[a-z], )?--([a-z][a-z0-9-]*)/.exec(line)?.[1];
+    return name === undefined ? [] : [name];
+  });
+  return names.filter((name) => !['help', 'version'].includes(name)).sort();
+}
+
+/** The flags of `flags` that `synopsis` names in neither form. */
+function missing(synopsis: string, flags: Flag[]): string[] {
+  const has = (form: string) => new RegExp(`(?<![\\w-])${form}(?![\\w-])`).test(synopsis);
+  return flags
+    .filter(({ name, short }) => !has(`--${name}`) && (short === undefined || !has(`-${short}`)))
+    .map(({ name }) => name);
+}
+
+/** Every `--flag` a text names. */
+function named(text: string): string[] {
+  return [...new Set([...text.matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)].map((m) => m[1] ?? ''))].sort();
+}
+
+/** The synopsis of a docs page: the `osm-healthcheck <name> [...]` line of a code block and its continuations. */
+function docsSynopsis(page: string, name: string): string {
+  const lines = page.split('\n');
+  const first = lines.findIndex((line) => line.startsWith(`osm-healthcheck ${name} [`));
+  if (first === -1) return '';
+  const rest = lines.slice(first + 1);
+  const end = rest.findIndex((line) => !/^\s+\[/.test(line));
+  return [lines[first], ...rest.slice(0, end === -1 ? rest.length : end)].join('\n');
+}
+
+describe('parsedFlags', () => {
+  it('reads the keys, short forms and spreads of the options object, not nested fields', () => {
+    const source = `parseFlags('x', argv, {\n  ...TLS_FLAGS,\n  port: { type: 'string' },\n  'dry-run': { type: 'boolean', default: false },\n  output: { type: 'string', short: 'o' },\n});`;
+    expect(parsedFlags(source, 'x')).toEqual(
+      [
+        ...Object.keys(TLS_FLAGS).map((name) => ({ name })),
+        { name: 'dry-run' },
+        { name: 'output', short: 'o' },
+        { name: 'port' },
+      ].sort((a, b) => a.name.localeCompare(b.name)),
+    );
+  });
+});
+
+describe.each(COMMANDS)('$name', ({ name, parser, load }) => {
+  const accepted = parsedFlags(readFileSync(join(ROOT, parser), 'utf8'), name);
+  const names = accepted.map((flag) => flag.name);
+
+  it('--help lists exactly the flags the parser accepts', async () => {
+    expect(listed((await load()).usage)).toEqual(names);
+  });
+
+  it('a --help synopsis that lists flags (not `[flags]`) lists every one, and only those', async () => {
+    const { usage } = await load();
+    const synopsis = usage.slice(0, usage.indexOf('\n\n'));
+    if (synopsis.includes('[flags]')) return;
+    expect(missing(synopsis, accepted)).toEqual([]);
+    expect(named(synopsis).filter((flag) => !names.includes(flag))).toEqual([]);
+  });
+
+  it(`docs/${name}.md's synopsis lists every flag, and only those`, () => {
+    const synopsis = docsSynopsis(readFileSync(join(ROOT, 'docs', `${name}.md`), 'utf8'), name);
+    expect(synopsis).not.toBe('');
+    expect(missing(synopsis, accepted)).toEqual([]);
+    expect(named(synopsis).filter((flag) => !names.includes(flag))).toEqual([]);
+  });
+
+  it(`docs/${name}.md names every environment variable --help names`, async () => {
+    const { usage } = await load();
+    const page = readFileSync(join(ROOT, 'docs', `${name}.md`), 'utf8');
+    const envs = [...new Set([...usage.matchAll(/\bOSM_HEALTHCHECK_[A-Z_]+/g)].map((m) => m[0]))];
+    expect(envs.filter((env) => !page.includes(env))).toEqual([]);
+  });
+});
