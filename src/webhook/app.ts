@@ -5,7 +5,7 @@ import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from '../log.js';
 import { ManifestError } from '../rewrite/manifest-error.js';
-import type { ClusterKnowledge } from '../rewrite/placement.js';
+import type { ClusterKnowledge, PlacementMode } from '../rewrite/placement.js';
 import type { PodSecurityKnowledge } from '../rewrite/pod-security.js';
 import { admit } from './admit.js';
 import type { KeyPair } from './certificate.js';
@@ -15,8 +15,8 @@ export interface WebhookAppOptions {
   tls: Pick<KeyPair, 'cert' | 'key'>;
   /** Image of the companion and init container. */
   image: string;
-  /** --native-sidecar: a native sidecar for every pod where the cluster has them. */
-  nativeSidecar: boolean;
+  /** --placement: where the companion goes in pods that keep running (rewrite/placement.ts). */
+  placement: PlacementMode;
   /** What is known of the cluster, asked at each admission: it may change meanwhile. */
   cluster: () => ClusterKnowledge;
   /** The Pod Security level a namespace enforces, as known at this admission (namespace-policies.ts). */
@@ -95,7 +95,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     const { uid, namespace, operation } = parsed.request;
     const rewrite = {
       image: options.image,
-      nativeSidecar: options.nativeSidecar,
+      placement: options.placement,
       cluster: options.cluster(),
       podSecurity: options.podSecurity(namespace),
     };
