@@ -53,7 +53,8 @@ export interface Placement {
 export const NATIVE_SIDECAR_VERSIONS = 'Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate';
 export const AUTO_VERSIONS = 'Kubernetes 1.33+ on the API server and every kubelet that may run the pod';
 
-const FIRST = 'the companion goes first among the containers, with a postStart hook that waits for it';
+// Its postStart hook holds the next containers back until it listens (DESIGN.md §8).
+const FIRST = 'the companion goes first among the containers';
 
 /**
  * KEP-753: alpha in 1.28 (SidecarContainers gate, off by default), beta and on by default from 1.29, GA in 1.33.
@@ -135,7 +136,7 @@ export function lacking(party: Party, sidecarGate: boolean): string {
   const { version } = party;
   const gateOnly = !sidecarGate && version.major === 1 && version.minor === 28;
   return gateOnly
-    ? 'which has them only with the SidecarContainers gate (--sidecar-containers-gate)'
+    ? 'which has them only with --sidecar-containers-gate'
     : 'which has no native sidecars';
 }
 
@@ -146,9 +147,9 @@ export function choosePlacement(
   kubelets: KubeletKnowledge,
 ): Placement {
   if (mode === 'first') return { native: false, reason: `${FIRST} (placement first)` };
-  const native = (why: string): Placement => ({
+  const native = (why: string, unchecked = ''): Placement => ({
     native: true,
-    reason: `the companion is a native sidecar (placement ${mode}${mode === 'auto' ? ', 1.33+' : ''}): ${why}`,
+    reason: `the companion is a native sidecar (placement ${mode}${mode === 'auto' ? ', 1.33+' : ''})${unchecked}: ${why}`,
   });
   if (mode === 'auto') {
     const first = (why: string): Placement => ({
@@ -186,7 +187,8 @@ export function choosePlacement(
       return first(`${has.notKnown} (${has.why})`);
     case 'unchecked':
       return native(
-        `unchecked: it needs ${NATIVE_SIDECAR_VERSIONS}; older API servers refuse the pod, older kubelets never start it (--kube-version checks)`,
+        `it needs ${NATIVE_SIDECAR_VERSIONS}; older API servers refuse the pod, older kubelets never start it (--kube-version checks)`,
+        ', unchecked',
       );
     case 'below':
       return first(`${has.party.clause}, ${lacking(has.party, has.sidecarGate)}`);

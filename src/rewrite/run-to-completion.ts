@@ -95,13 +95,13 @@ export function decideCompanion(inputs: CompanionInputs): CompanionDecision {
   if (has.state === 'below') {
     const { party } = has;
     if (force === 'native-sidecar') {
-      return untouched(`${RUN_TO_COMPLETION_ANNOTATION} asks for a native sidecar, but ${party.clause}`);
+      return untouched(`${RUN_TO_COMPLETION_ANNOTATION} is native-sidecar, but ${party.clause}`);
     }
-    // An old kubelet runs a native sidecar as an init container that never ends: the pod never starts.
+    // An old kubelet drops restartPolicy: the native sidecar is an init container that never ends.
     const why = party.kubelet
-      ? 'as an init container it would never end'
-      : 'a companion container never ends';
-    return untouched(`${party.clause}, ${lacking(party, has.sidecarGate)} (${why})`);
+      ? 'it would never start the containers'
+      : 'a companion container would never let the pod complete';
+    return untouched(`${party.clause}, ${lacking(party, has.sidecarGate)}`, why);
   }
   // Not known: a native sidecar only where someone vouches for the cluster.
   if (force === 'native-sidecar') return native(`${RUN_TO_COMPLETION_ANNOTATION} asks for one`);

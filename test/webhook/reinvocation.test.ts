@@ -35,7 +35,7 @@ function container(pod: Pod, name: string): Container | undefined {
 
 const NATIVE_1_30: RewriteOptions = {
   ...REWRITE,
-  nativeSidecar: true,
+  placement: 'native-sidecar',
   cluster: { state: 'known', version: { major: 1, minor: 30 }, sidecarGate: false },
 };
 const KNOWN_1_26: RewriteOptions = {
