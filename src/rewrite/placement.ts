@@ -136,7 +136,7 @@ export function lacking(party: Party, sidecarGate: boolean): string {
   const { version } = party;
   const gateOnly = !sidecarGate && version.major === 1 && version.minor === 28;
   return gateOnly
-    ? 'which has them only with --sidecar-containers-gate'
+    ? 'which has native sidecars only with --sidecar-containers-gate'
     : 'which has no native sidecars';
 }
 

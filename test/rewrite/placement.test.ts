@@ -189,7 +189,7 @@ describe('choosePlacement, the reasons', () => {
       mode: 'native-sidecar',
       cluster: known(28),
       native: false,
-      reason: `${NOT_NATIVE}: the cluster runs Kubernetes 1.28, which has them only with --sidecar-containers-gate`,
+      reason: `${NOT_NATIVE}: the cluster runs Kubernetes 1.28, which has native sidecars only with --sidecar-containers-gate`,
     },
     {
       name: 'native-sidecar, 1.28 with the gate',
@@ -221,7 +221,7 @@ describe('choosePlacement, the reasons', () => {
       cluster: known(30),
       kubelets: kubelet(28),
       native: false,
-      reason: `${NOT_NATIVE}: ${OLDEST} runs kubelet 1.28, which has them only with --sidecar-containers-gate`,
+      reason: `${NOT_NATIVE}: ${OLDEST} runs kubelet 1.28, which has native sidecars only with --sidecar-containers-gate`,
     },
     {
       name: 'native-sidecar, API server 1.30, kubelets 1.29',

@@ -143,7 +143,7 @@ describe('decideCompanion, the reasons', () => {
     {
       name: 'a Job at 1.28 without the gate',
       inputs: { ...job, cluster: known(28) },
-      reason: `${NEVER}: left untouched, as the cluster runs Kubernetes 1.28, which has them only with --sidecar-containers-gate: ${NEVER_COMPLETE}`,
+      reason: `${NEVER}: left untouched, as the cluster runs Kubernetes 1.28, which has native sidecars only with --sidecar-containers-gate: ${NEVER_COMPLETE}`,
     },
     {
       name: 'a Job, API server 1.30, every kubelet 1.29+',
