@@ -9,13 +9,11 @@ import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { injectManifests, type OutputFormat } from '../rewrite/manifest.js';
 import { MESH_FORMATS, MESHES, type Mesh } from '../rewrite/mesh-exclusion.js';
 import {
-  AUTO_VERSIONS,
   type ClusterKnowledge,
   choosePlacement,
-  NATIVE_SIDECAR_VERSIONS,
   PLACEMENT_MODES,
   type PlacementMode,
-  parsePlacementMode,
+  placementFlags,
 } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityKnowledge, parseLevel } from '../rewrite/pod-security.js';
 import type { Command } from './command.js';
@@ -40,11 +38,11 @@ Flags:
   -f, --filename FILE          manifest to read, YAML or JSON, several documents allowed ("-" or none: stdin)
       --image IMAGE            image of the companion and init container (default ${DEFAULT_IMAGE})
       --placement MODE         where the companion goes in pods that keep running (${PLACEMENT_MODES.join('|')}):
-                               auto (default): a native sidecar on ${AUTO_VERSIONS},
-                               else first; native-sidecar: a native sidecar wherever the cluster has them
-                               (${NATIVE_SIDECAR_VERSIONS}; without --kube-version, as
-                               asked); first: always first among the containers
-      --native-sidecar         the same as --placement native-sidecar (kept for existing scripts)
+                               auto (default): a native sidecar where --kube-version is 1.33+ (native
+                               sidecars GA), else first; native-sidecar: a native sidecar wherever the
+                               cluster has them (1.29+, or 1.28 with --sidecar-containers-gate; without
+                               --kube-version, as asked); first: always first among the containers
+      --native-sidecar         an alias of --placement native-sidecar (kept for existing scripts)
       --kube-version X.Y       the cluster's Kubernetes version (kubectl version), for the API server and the
                                kubelets: the placement is then decided as the webhook does
       --sidecar-containers-gate  with --kube-version 1.28: the SidecarContainers feature gate is on
@@ -91,17 +89,9 @@ function clusterOf(kubeVersion: string | undefined, sidecarGate: boolean): Clust
 }
 
 function placementOf(text: string | undefined, nativeSidecar: boolean): PlacementMode {
-  if (text === undefined) return nativeSidecar ? 'native-sidecar' : 'auto';
-  const mode = parsePlacementMode(text);
-  if (mode === undefined) {
-    throw new UsageError(
-      `inject: --placement must be one of ${PLACEMENT_MODES.join(', ')}, got ${describeValue(text)}`,
-    );
-  }
-  if (nativeSidecar && mode !== 'native-sidecar') {
-    throw new UsageError(`inject: --native-sidecar is --placement native-sidecar, not ${mode}: give one`);
-  }
-  return mode;
+  const read = placementFlags(text, nativeSidecar);
+  if ('invalid' in read) throw new UsageError(`inject: ${read.invalid}`);
+  return read.mode;
 }
 
 function podSecurityOf(text: string | undefined): PodSecurityKnowledge {

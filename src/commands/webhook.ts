@@ -5,13 +5,7 @@ import { describeValue, UsageError } from '../errors.js';
 import { flagOrEnv, parseFlags } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
-import {
-  AUTO_VERSIONS,
-  NATIVE_SIDECAR_VERSIONS,
-  PLACEMENT_MODES,
-  type PlacementMode,
-  parsePlacementMode,
-} from '../rewrite/placement.js';
+import { PLACEMENT_MODES, type PlacementMode, placementFlags } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
 import { MUTATE_PATH } from '../webhook/app.js';
 import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
@@ -52,12 +46,13 @@ Flags (each also read from the environment variable shown; flags win):
   --image IMAGE        image of the companion and init container
                        (OSM_HEALTHCHECK_IMAGE; default ${DEFAULT_IMAGE})
   --placement MODE     where the companion goes in pods that keep running (${PLACEMENT_MODES.join('|')};
-                       OSM_HEALTHCHECK_PLACEMENT; default auto). auto: a native sidecar on
-                       ${AUTO_VERSIONS}; native-sidecar: wherever they have
-                       them (${NATIVE_SIDECAR_VERSIONS}); first: never. The
-                       versions come from the API server's GET /version and its nodes; until they are
-                       known, and elsewhere, the companion goes first among the containers with a postStart hook
-  --native-sidecar     the same as --placement native-sidecar, kept for existing manifests
+                       OSM_HEALTHCHECK_PLACEMENT; default auto). auto: a native sidecar where the API
+                       server and every kubelet that may run the pod are 1.33+ (native sidecars GA; the
+                       pod's own node when it names one, else the oldest); native-sidecar: wherever they
+                       have them (1.29+, or 1.28 with --sidecar-containers-gate); first: never. Versions
+                       come from the API server's GET /version and its nodes; until they are known the
+                       companion goes first among the containers, with a postStart hook
+  --native-sidecar     an alias of --placement native-sidecar, kept for existing manifests
                        (OSM_HEALTHCHECK_NATIVE_SIDECAR=true)
   --sidecar-containers-gate
                        the API server runs 1.28 with the SidecarContainers feature gate on
@@ -94,17 +89,9 @@ function flagOrEnvBoolean(flag: boolean | undefined, env: string): boolean {
 
 /** --placement, else its alias --native-sidecar, else auto; the two saying different things is an error. */
 function placementOf(text: string | undefined, nativeSidecar: boolean): PlacementMode {
-  if (text === undefined) return nativeSidecar ? 'native-sidecar' : 'auto';
-  const mode = parsePlacementMode(text);
-  if (mode === undefined) {
-    throw new UsageError(
-      `--placement must be one of ${PLACEMENT_MODES.join(', ')}, got ${describeValue(text)}`,
-    );
-  }
-  if (nativeSidecar && mode !== 'native-sidecar') {
-    throw new UsageError(`--native-sidecar is --placement native-sidecar, not ${mode}: give one`);
-  }
-  return mode;
+  const read = placementFlags(text, nativeSidecar);
+  if ('invalid' in read) throw new UsageError(`${read.invalid}`);
+  return read.mode;
 }
 
 /** --kube-api, else the in-cluster address; an API server spoken to without TLS would be anyone's. */

@@ -5,6 +5,7 @@
 // field") or probes ("may not be set for init containers"), and with a webhook that refusal hits every pod of
 // the namespace; a kubelet without them drops `restartPolicy` and waits forever for that init container to end.
 
+import { describeValue } from '../errors.js';
 import { atLeast, formatVersion, type KubeVersion } from '../kube-version.js';
 
 /** What is known of the cluster the pod is for. */
@@ -43,6 +44,27 @@ export function parsePlacementMode(text: string): PlacementMode | undefined {
   return PLACEMENT_MODES.find((mode) => mode === value);
 }
 
+/**
+ * --placement, else its alias --native-sidecar, else auto; what is wrong when the text is no mode or the two
+ * say different things (inject and the webhook read the same flags).
+ */
+export function placementFlags(
+  text: string | undefined,
+  nativeSidecar: boolean,
+): { mode: PlacementMode } | { invalid: string } {
+  if (text === undefined) return { mode: nativeSidecar ? 'native-sidecar' : 'auto' };
+  const mode = parsePlacementMode(text);
+  if (mode === undefined) {
+    return {
+      invalid: `--placement must be one of ${PLACEMENT_MODES.join(', ')}, got ${describeValue(text)}`,
+    };
+  }
+  if (nativeSidecar && mode !== 'native-sidecar') {
+    return { invalid: `--native-sidecar is --placement native-sidecar, not ${mode}: give one` };
+  }
+  return { mode };
+}
+
 export interface Placement {
   /** The companion as a native sidecar. */
   native: boolean;
@@ -51,7 +73,6 @@ export interface Placement {
 }
 
 export const NATIVE_SIDECAR_VERSIONS = 'Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate';
-export const AUTO_VERSIONS = 'Kubernetes 1.33+ on the API server and every kubelet that may run the pod';
 
 // Its postStart hook holds the next containers back until it listens (DESIGN.md §8).
 const FIRST = 'the companion goes first among the containers';
