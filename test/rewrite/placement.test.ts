@@ -16,6 +16,7 @@ import {
   PLACEMENT_MODES,
   type PlacementMode,
   parsePlacementMode,
+  placementFlags,
 } from '../../src/rewrite/placement.js';
 import { rewritePodSpec } from '../../src/rewrite/pod.js';
 import type { Container, PodSpec } from '../../src/rewrite/types.js';
@@ -73,6 +74,29 @@ describe('hasGaNativeSidecars and parsePlacementMode', () => {
     { text: '', want: undefined },
   ])('"$text": $want', ({ text, want }) => {
     expect(parsePlacementMode(text)).toBe(want);
+  });
+});
+
+describe('placementFlags: --placement and its alias --native-sidecar', () => {
+  it.each([
+    { name: 'neither: auto', text: undefined, alias: false, want: { mode: 'auto' } },
+    { name: 'the alias alone', text: undefined, alias: true, want: { mode: 'native-sidecar' } },
+    { name: '--placement first', text: 'first', alias: false, want: { mode: 'first' } },
+    { name: 'both saying the same', text: 'native-sidecar', alias: true, want: { mode: 'native-sidecar' } },
+    {
+      name: 'both saying different things',
+      text: 'auto',
+      alias: true,
+      want: { invalid: '--native-sidecar is --placement native-sidecar, not auto: give one' },
+    },
+    {
+      name: 'no mode',
+      text: 'sidecar',
+      alias: false,
+      want: { invalid: '--placement must be one of auto, native-sidecar, first, got "sidecar"' },
+    },
+  ])('$name', ({ text, alias, want }) => {
+    expect(placementFlags(text, alias)).toEqual(want);
   });
 });
 
@@ -372,5 +396,58 @@ describe('no version, gate or flag gives a pod the API server refuses', () => {
         postStart: { exec: { command: [...WAIT_COMMAND] } },
       });
     }
+  });
+});
+
+describe('rewritePodSpec reads the kubelets from RewriteOptions.kubelets (the webhook: a watch of nodes)', () => {
+  const app: Container = { name: 'app', image: 'a:1', readinessProbe: { tcpSocket: { port: 8080 } } };
+  it.each<{ name: string; restartPolicy: string; kubelets?: KubeletKnowledge; companion: string }>([
+    {
+      name: 'no kubelets given: the API server 1.33 stands for them',
+      restartPolicy: 'Always',
+      companion: 'native-sidecar',
+    },
+    {
+      name: 'the oldest kubelet 1.33',
+      restartPolicy: 'Always',
+      kubelets: kubelet(33),
+      companion: 'native-sidecar',
+    },
+    {
+      name: 'the oldest kubelet 1.32: mid-upgrade',
+      restartPolicy: 'Always',
+      kubelets: kubelet(32),
+      companion: 'first',
+    },
+    {
+      name: 'the kubelets not known yet',
+      restartPolicy: 'Always',
+      kubelets: NODES_UNKNOWN,
+      companion: 'first',
+    },
+    {
+      name: 'a Job, kubelet 1.29',
+      restartPolicy: 'Never',
+      kubelets: kubelet(29),
+      companion: 'native-sidecar',
+    },
+    { name: 'a Job, kubelet 1.27', restartPolicy: 'Never', kubelets: kubelet(27), companion: 'untouched' },
+    {
+      name: 'a Job, the kubelets not known yet',
+      restartPolicy: 'Never',
+      kubelets: NODES_UNKNOWN,
+      companion: 'untouched',
+    },
+  ])('$name: $companion', ({ restartPolicy, kubelets, companion }) => {
+    const spec: PodSpec = { restartPolicy, containers: [app] };
+    const options = {
+      image: 'hc:1',
+      placement: 'auto' as const,
+      cluster: known(33),
+      ...(kubelets ? { kubelets } : {}),
+    };
+    const result = rewritePodSpec(spec, undefined, options, 'Pod/p');
+    expect(result.placement?.companion).toBe(companion);
+    expect(result.changed).toBe(companion !== 'untouched');
   });
 });
