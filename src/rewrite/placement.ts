@@ -91,7 +91,7 @@ export function hasGaNativeSidecars(version: KubeVersion): boolean {
 }
 
 /** A version that must meet the bar, in words naming where it comes from. */
-interface Party {
+export interface Party {
   version: KubeVersion;
   /** `the API server runs Kubernetes 1.30`, `the oldest of 5 nodes ("n3") runs kubelet 1.32`. */
   clause: string;
