@@ -114,8 +114,9 @@ function injectedWith(
   return { pod: JSON.parse(output) as Pod, warnings: admissionWarnings(warnings, WARNING_PREFIX) };
 }
 
-function injected(nativeSidecar: boolean): Pod {
-  const cluster: ClusterKnowledge = nativeSidecar
+/** inject --placement native-sidecar of the pod, on a cluster with native sidecars (1.29) or not known. */
+function injected(native: boolean): Pod {
+  const cluster: ClusterKnowledge = native
     ? { state: 'known', version: { major: 1, minor: 29 }, sidecarGate: false }
     : { state: 'unknown', why: 'x' };
   return injectedWith(review.request.object, cluster).pod;
