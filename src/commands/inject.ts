@@ -8,31 +8,43 @@ import { parseKubeVersion } from '../kube-version.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { injectManifests, type OutputFormat } from '../rewrite/manifest.js';
 import { MESH_FORMATS, MESHES, type Mesh } from '../rewrite/mesh-exclusion.js';
-import { type ClusterKnowledge, choosePlacement, NATIVE_SIDECAR_VERSIONS } from '../rewrite/placement.js';
+import {
+  type ClusterKnowledge,
+  choosePlacement,
+  PLACEMENT_MODES,
+  type PlacementMode,
+  placementFlags,
+} from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityKnowledge, parseLevel } from '../rewrite/pod-security.js';
 import type { Command } from './command.js';
 
-const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--native-sidecar]
-                              [--kube-version X.Y [--sidecar-containers-gate]]
-                              [--pod-security LEVEL] [--mesh-exclusion MESH] [-o yaml|json]
+const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--placement MODE] [--kube-version X.Y]
+                              [--sidecar-containers-gate] [--pod-security LEVEL] [--mesh-exclusion MESH]
+                              [-o yaml|json]
 
 Rewrites the probes of Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers,
 Jobs, CronJobs (and the items of a List) so kubelet asks the osm-healthcheck companion, and adds the
 companion and its init container. Other documents pass through untouched.
 
-The companion goes first among the containers, with a postStart hook (osm-healthcheck wait) that holds the
-next containers back until it listens: this works on every Kubernetes version. Pods that must end
-(restartPolicy Never or OnFailure: Jobs, CronJobs) get it as a native sidecar where the cluster has them
-(--kube-version, or --native-sidecar), else are left untouched with a warning; the pod-template annotation
+The companion is a native sidecar (an init container with restartPolicy: Always) where --kube-version says the
+cluster is 1.33+ (native sidecars GA); else it goes first among the containers, with a postStart hook
+(osm-healthcheck wait) that holds the next containers back until it listens: this works on every Kubernetes
+version. Which one and why goes to stderr. Pods that must end (restartPolicy Never or OnFailure: Jobs, CronJobs)
+get it as a native sidecar where the cluster has them (--kube-version 1.29+, or --placement native-sidecar),
+else are left untouched with a warning; the pod-template annotation
 osm-healthcheck/run-to-completion: native-sidecar | skip forces either.
 
 Flags:
   -f, --filename FILE          manifest to read, YAML or JSON, several documents allowed ("-" or none: stdin)
       --image IMAGE            image of the companion and init container (default ${DEFAULT_IMAGE})
-      --native-sidecar         run the companion as a native sidecar (init container, restartPolicy: Always)
-                               where the cluster has them: ${NATIVE_SIDECAR_VERSIONS}
-      --kube-version X.Y       the cluster's Kubernetes version (kubectl version): --native-sidecar is then
-                               granted only if it has native sidecars, as the webhook decides; says which on stderr
+      --placement MODE         where the companion goes in pods that keep running (${PLACEMENT_MODES.join('|')}):
+                               auto (default): a native sidecar where --kube-version is 1.33+ (native
+                               sidecars GA), else first; native-sidecar: a native sidecar wherever the
+                               cluster has them (1.29+, or 1.28 with --sidecar-containers-gate; without
+                               --kube-version, as asked); first: always first among the containers
+      --native-sidecar         an alias of --placement native-sidecar (kept for existing scripts)
+      --kube-version X.Y       the cluster's Kubernetes version (kubectl version), for the API server and the
+                               kubelets: the placement is then decided as the webhook does
       --sidecar-containers-gate  with --kube-version 1.28: the SidecarContainers feature gate is on
       --pod-security LEVEL     the Pod Security level the namespace enforces (${POD_SECURITY_LEVELS.join('|')}), as
                                the webhook reads it from the namespace: above privileged, no init container
@@ -76,6 +88,12 @@ function clusterOf(kubeVersion: string | undefined, sidecarGate: boolean): Clust
   return { state: 'known', version, sidecarGate };
 }
 
+function placementOf(text: string | undefined, nativeSidecar: boolean): PlacementMode {
+  const read = placementFlags(text, nativeSidecar);
+  if ('invalid' in read) throw new UsageError(`inject: ${read.invalid}`);
+  return read.mode;
+}
+
 function podSecurityOf(text: string | undefined): PodSecurityKnowledge {
   if (text === undefined) return { state: 'unchecked' };
   const level = parseLevel(text);
@@ -105,6 +123,7 @@ export const injectCommand: Command = {
     const { values, positionals } = parseFlags('inject', argv, {
       filename: { type: 'string', short: 'f' },
       image: { type: 'string' },
+      placement: { type: 'string' },
       'native-sidecar': { type: 'boolean', default: false },
       'kube-version': { type: 'string' },
       'sidecar-containers-gate': { type: 'boolean', default: false },
@@ -126,13 +145,15 @@ export const injectCommand: Command = {
       throw new UsageError(`inject: --image must be an image reference without spaces, got "${image}"`);
     }
     const cluster = clusterOf(values['kube-version'], values['sidecar-containers-gate']);
-    const placement = choosePlacement(values['native-sidecar'], cluster);
+    const mode = placementOf(values.placement, values['native-sidecar']);
+    // --kube-version stands for the kubelets too: unchecked kubelets take the cluster's version.
+    const placement = choosePlacement(mode, cluster, { state: 'unchecked' });
     const source = await readInput(values.filename);
     const podSecurity = podSecurityOf(values['pod-security']);
     const meshExclusion = meshOf(values['mesh-exclusion']);
     const options = {
       image,
-      nativeSidecar: values['native-sidecar'],
+      placement: mode,
       cluster,
       podSecurity,
       ...(meshExclusion === undefined ? {} : { meshExclusion }),
@@ -142,11 +163,11 @@ export const injectCommand: Command = {
       options,
       format satisfies OutputFormat,
     );
-    // Said whenever a version or a native sidecar was asked about: never a silent choice the cluster may refuse.
-    // A warning where it may be refused, or where --native-sidecar was not granted (the webhook returns that
-    // line as a warning too). Only where a pod that keeps running got the companion: it is their placement.
-    if (placedRunningPods && (cluster.state === 'known' || values['native-sidecar'])) {
-      const warn = cluster.state === 'unchecked' || (values['native-sidecar'] && !placement.native);
+    // Said whenever a pod that keeps running got the companion: never a silent choice. A warning where the
+    // cluster may refuse it, or where a native sidecar was asked for and not granted (the webhook returns that
+    // line as a warning too).
+    if (placedRunningPods) {
+      const warn = mode === 'native-sidecar' && (cluster.state === 'unchecked' || !placement.native);
       process.stderr.write(`${warn ? 'warning' : 'note'}: ${placement.reason}\n`);
     }
     for (const note of notes) process.stderr.write(`note: ${note}\n`);

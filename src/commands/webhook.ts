@@ -5,7 +5,7 @@ import { describeValue, UsageError } from '../errors.js';
 import { flagOrEnv, parseFlags } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
-import { NATIVE_SIDECAR_VERSIONS } from '../rewrite/placement.js';
+import { PLACEMENT_MODES, type PlacementMode, placementFlags } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
 import { formatQuantity, parseQuantity } from '../rewrite/quantity.js';
 import { MUTATE_PATH } from '../webhook/app.js';
@@ -22,7 +22,7 @@ const usage = `Usage: osm-healthcheck webhook [--tls-cert FILE --tls-key FILE] [
 Serves a mutating admission webhook on HTTPS: POST ${MUTATE_PATH} takes an admission.k8s.io/v1 AdmissionReview
 for a Pod and answers with the JSON patch that makes of it exactly what \`inject\` would. /healthz and /readyz
 for kubelet. Pods that must end (restartPolicy Never/OnFailure: Jobs) get the companion as a native sidecar
-where the API server's version has them, else none; workloads (Jobs, Deployments...) get only warnings, which
+where the API server's and the kubelets' versions have them, else none; workloads (Jobs, Deployments...) get only warnings, which
 kubectl prints.
 
 TLS: with --tls-cert and --tls-key, those files (reloaded when they change: cert-manager rotation). With
@@ -46,10 +46,15 @@ Flags (each also read from the environment variable shown; flags win):
   --host ADDRESS       bind address                (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
   --image IMAGE        image of the companion and init container
                        (OSM_HEALTHCHECK_IMAGE; default ${DEFAULT_IMAGE})
-  --native-sidecar     run the companion as a native sidecar where the cluster has them
-                       (${NATIVE_SIDECAR_VERSIONS}), learnt from the API server's
-                       GET /version; until it is known, and elsewhere, the companion goes first among the
-                       containers with a postStart hook (OSM_HEALTHCHECK_NATIVE_SIDECAR=true)
+  --placement MODE     where the companion goes in pods that keep running (${PLACEMENT_MODES.join('|')};
+                       OSM_HEALTHCHECK_PLACEMENT; default auto). auto: a native sidecar where the API
+                       server and every kubelet that may run the pod are 1.33+ (native sidecars GA; the
+                       pod's own node when it names one, else the oldest); native-sidecar: wherever they
+                       have them (1.29+, or 1.28 with --sidecar-containers-gate); first: never. Versions
+                       come from the API server's GET /version and its nodes; until they are known the
+                       companion goes first among the containers, with a postStart hook
+  --native-sidecar     an alias of --placement native-sidecar, kept for existing manifests
+                       (OSM_HEALTHCHECK_NATIVE_SIDECAR=true)
   --sidecar-containers-gate
                        the API server runs 1.28 with the SidecarContainers feature gate on
                        (OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE=true)
@@ -89,6 +94,13 @@ function flagOrEnvBoolean(flag: boolean | undefined, env: string): boolean {
   if (flag !== undefined) return flag;
   const text = flagOrEnv(undefined, env);
   return text === undefined ? false : parseBoolean(text, env);
+}
+
+/** --placement, else its alias --native-sidecar, else auto; the two saying different things is an error. */
+function placementOf(text: string | undefined, nativeSidecar: boolean): PlacementMode {
+  const read = placementFlags(text, nativeSidecar);
+  if ('invalid' in read) throw new UsageError(`${read.invalid}`);
+  return read.mode;
 }
 
 /** --kube-api, else the in-cluster address; an API server spoken to without TLS would be anyone's. */
@@ -132,6 +144,7 @@ async function run(argv: readonly string[]): Promise<void> {
     port: { type: 'string' },
     host: { type: 'string' },
     image: { type: 'string' },
+    placement: { type: 'string' },
     'native-sidecar': { type: 'boolean' },
     'sidecar-containers-gate': { type: 'boolean' },
     'pod-security-default': { type: 'string' },
@@ -151,7 +164,10 @@ async function run(argv: readonly string[]): Promise<void> {
   if (/\s/.test(image)) {
     throw new UsageError(`--image must be an image reference without spaces, got ${describeValue(image)}`);
   }
-  const nativeSidecar = flagOrEnvBoolean(values['native-sidecar'], 'OSM_HEALTHCHECK_NATIVE_SIDECAR');
+  const placement = placementOf(
+    flagOrEnv(values.placement, 'OSM_HEALTHCHECK_PLACEMENT'),
+    flagOrEnvBoolean(values['native-sidecar'], 'OSM_HEALTHCHECK_NATIVE_SIDECAR'),
+  );
   const sidecarGate = flagOrEnvBoolean(
     values['sidecar-containers-gate'],
     'OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE',
@@ -185,9 +201,9 @@ async function run(argv: readonly string[]): Promise<void> {
     port,
     host: flagOrEnv(values.host, 'OSM_HEALTHCHECK_HOST'),
     image,
-    nativeSidecar,
-    // --native-sidecar without an API server keeps saying, with backoff, why it is not granted.
-    ...(nativeSidecar || api !== undefined
+    placement,
+    // --placement native-sidecar without an API server keeps saying, with backoff, why it is not granted.
+    ...(placement === 'native-sidecar' || api !== undefined
       ? {
           clusterVersion: {
             sidecarGate,

@@ -102,7 +102,8 @@ export function rewritePodSpec(
   if (isEmptyTable(table)) return unchanged(warnings);
 
   const cluster = options.cluster ?? { state: 'unchecked' };
-  const placement = decideCompanion({ ...facts, nativeSidecar: options.nativeSidecar, cluster });
+  const kubelets = options.kubelets ?? { state: 'unchecked' };
+  const placement = decideCompanion({ ...facts, placement: options.placement, cluster, kubelets });
   if (placement.companion === 'untouched') {
     // The whole pod as it came: its probes go on as before, through the mesh.
     return { ...unchanged(placement.warn ? [`${resource}: ${placement.reason}`] : []), placement };

@@ -5,10 +5,17 @@
 // known, such a pod is left as it was, with a warning; `osm-healthcheck/run-to-completion` forces either choice.
 
 import { describeValue } from '../errors.js';
-import { formatVersion } from '../kube-version.js';
 import { COMPANION_NAME } from './companion.js';
 import { ManifestError } from './manifest-error.js';
-import { type ClusterKnowledge, choosePlacement, hasNativeSidecars } from './placement.js';
+import {
+  type ClusterKnowledge,
+  choosePlacement,
+  hasNativeSidecars,
+  judge,
+  type KubeletKnowledge,
+  lacking,
+  type PlacementMode,
+} from './placement.js';
 import type { CompanionDecision, Container, PodSpec } from './types.js';
 
 export const RUN_TO_COMPLETION_ANNOTATION = 'osm-healthcheck/run-to-completion';
@@ -27,9 +34,10 @@ export interface CompanionInputs {
   restartPolicy: RestartPolicy;
   /** The pod (template)'s `osm-healthcheck/run-to-completion`, if set. */
   force: RunToCompletionForce | undefined;
-  /** --native-sidecar was given. */
-  nativeSidecar: boolean;
+  /** --placement: for pods that keep running; `native-sidecar` also vouches for an unchecked cluster here. */
+  placement: PlacementMode;
   cluster: ClusterKnowledge;
+  kubelets: KubeletKnowledge;
   existing: ExistingCompanion;
 }
 
@@ -51,10 +59,10 @@ export function isRunToCompletion(restartPolicy: RestartPolicy): boolean {
 
 /** The whole decision: pure, table-tested over every combination (test/rewrite/run-to-completion.test.ts). */
 export function decideCompanion(inputs: CompanionInputs): CompanionDecision {
-  const { restartPolicy, force, nativeSidecar, cluster, existing } = inputs;
+  const { restartPolicy, force, placement, cluster, kubelets, existing } = inputs;
   if (!isRunToCompletion(restartPolicy)) {
-    const placement = choosePlacement(nativeSidecar, cluster);
-    return { companion: placement.native ? 'native-sidecar' : 'first', reason: placement.reason };
+    const chosen = choosePlacement(placement, cluster, kubelets);
+    return { companion: chosen.native ? 'native-sidecar' : 'first', reason: chosen.reason };
   }
   const pod = `restartPolicy ${restartPolicy}`;
   // `cause`: why no native sidecar, short; `hint`: what the user can do. One line each, under the API server's
@@ -80,34 +88,33 @@ export function decideCompanion(inputs: CompanionInputs): CompanionDecision {
   const annotate = `annotate ${RUN_TO_COMPLETION_ANNOTATION}: native-sidecar`;
 
   if (force === 'skip') return untouched(`${RUN_TO_COMPLETION_ANNOTATION} is skip`, undefined, false);
-  if (cluster.state === 'known') {
-    const { version, sidecarGate } = cluster;
-    const named = `Kubernetes ${formatVersion(version)}`;
-    if (hasNativeSidecars(version, sidecarGate)) return native(`${named} has them`);
+  // Whatever the placement mode: a companion container would never let the pod complete.
+  const sidecarGate = cluster.state === 'known' && cluster.sidecarGate;
+  const has = judge(cluster, kubelets, (version) => hasNativeSidecars(version, sidecarGate));
+  if (has.state === 'meets') return native(has.clauses);
+  if (has.state === 'below') {
+    const { party } = has;
     if (force === 'native-sidecar') {
-      return untouched(`${RUN_TO_COMPLETION_ANNOTATION} asks for a native sidecar, which ${named} lacks`);
+      return untouched(`${RUN_TO_COMPLETION_ANNOTATION} is native-sidecar, but ${party.clause}`);
     }
-    const gateOnly = version.major === 1 && version.minor === 28;
-    return untouched(
-      gateOnly
-        ? `${named} has native sidecars only with the SidecarContainers gate (--sidecar-containers-gate)`
-        : `${named} has no native sidecars (a companion container would never let the pod complete)`,
-    );
+    // An old kubelet drops restartPolicy: the native sidecar is an init container that never ends.
+    const why = party.kubelet
+      ? 'it would never start the containers'
+      : 'a companion container would never let the pod complete';
+    return untouched(`${party.clause}, ${lacking(party, has.sidecarGate)}`, why);
   }
-  // The version is not known: a native sidecar only where someone vouches for the cluster.
+  // Not known: a native sidecar only where someone vouches for the cluster.
   if (force === 'native-sidecar') return native(`${RUN_TO_COMPLETION_ANNOTATION} asks for one`);
   if (existing === 'native-sidecar') return native('an earlier inject made it one');
-  if (cluster.state === 'unchecked') {
-    if (nativeSidecar) return native('--native-sidecar vouches for the cluster');
+  if (has.state === 'unchecked') {
+    if (placement === 'native-sidecar') return native('--placement native-sidecar vouches for the cluster');
     return untouched(
       'the Kubernetes version is not known',
-      `pass --kube-version or --native-sidecar, or ${annotate}`,
+      `pass --kube-version or --placement native-sidecar, or ${annotate}`,
     );
   }
-  return untouched(
-    `the Kubernetes version is not known (${brief(cluster.why)})`,
-    `if it is 1.29+, ${annotate}`,
-  );
+  const every = has.kubelets ? 'every kubelet is' : 'it is';
+  return untouched(`${has.notKnown} (${brief(has.why)})`, `if ${every} 1.29+, ${annotate}`);
 }
 
 /** An error message from elsewhere, cut so the warning stays one short line. */

@@ -4,7 +4,7 @@
 import type { ProbeTableDocument } from '../table/types.js';
 import type { Mesh } from './mesh-exclusion.js';
 import type { NamespaceRulesKnowledge } from './namespace-rules.js';
-import type { ClusterKnowledge, KubeletKnowledge } from './placement.js';
+import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from './placement.js';
 import type { PodSecurityKnowledge } from './pod-security.js';
 
 /** A port as Kubernetes writes it: a number, or the name of one of the container's ports. */
@@ -76,10 +76,10 @@ export interface RewriteOptions {
   /** Image of the companion and of the init container. */
   image: string;
   /**
-   * --native-sidecar: the companion as a native sidecar (an init container with `restartPolicy: Always`) where
-   * `cluster` has them; with `cluster` unchecked, as asked.
+   * --placement: where the companion goes in pods that keep running, as a native sidecar (an init container with
+   * `restartPolicy: Always`) or first among the containers (rewrite/placement.ts choosePlacement).
    */
-  nativeSidecar: boolean;
+  placement: PlacementMode;
   /** What is known of the cluster; absent: unchecked (inject without --kube-version). */
   cluster?: ClusterKnowledge;
   /** The kubelets that may run the pod (webhook: a watch of nodes); absent: unchecked. */

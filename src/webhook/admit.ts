@@ -146,11 +146,11 @@ function rewrite(
 }
 
 /**
- * What inject prints for this pod: the rewrite's warnings, and the placement line when --native-sidecar was
- * asked for and not granted (inject prints that line once for the run, as a warning).
+ * What inject prints for this pod: the rewrite's warnings, and the placement line when a native sidecar was
+ * asked for (--placement native-sidecar) and not granted (inject prints that line once for the run, as a warning).
  */
 function warningsOf(result: RewriteResult, options: RewriteOptions): string[] {
-  const notGranted = options.nativeSidecar && result.placement?.companion === 'first';
+  const notGranted = options.placement === 'native-sidecar' && result.placement?.companion === 'first';
   return notGranted && result.placement !== undefined
     ? [...result.warnings, result.placement.reason]
     : result.warnings;

@@ -6,7 +6,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } f
 import type { Logger } from '../log.js';
 import { ManifestError } from '../rewrite/manifest-error.js';
 import type { NamespaceRulesKnowledge } from '../rewrite/namespace-rules.js';
-import type { ClusterKnowledge, KubeletKnowledge } from '../rewrite/placement.js';
+import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from '../rewrite/placement.js';
 import type { PodSecurityKnowledge } from '../rewrite/pod-security.js';
 import type { RewriteOptions } from '../rewrite/types.js';
 import { admit } from './admit.js';
@@ -17,8 +17,8 @@ export interface WebhookAppOptions {
   tls: Pick<KeyPair, 'cert' | 'key'>;
   /** Image of the companion and init container. */
   image: string;
-  /** --native-sidecar: a native sidecar for every pod where the cluster has them. */
-  nativeSidecar: boolean;
+  /** --placement: where the companion goes in pods that keep running (rewrite/placement.ts). */
+  placement: PlacementMode;
   /** What is known of the cluster, asked at each admission: it may change meanwhile. */
   cluster: () => ClusterKnowledge;
   /** The Pod Security level a namespace enforces, as known at this admission (namespace-policies.ts). */
@@ -103,7 +103,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     const { uid, namespace, operation, nodeName } = parsed.request;
     const rewrite: RewriteOptions = {
       image: options.image,
-      nativeSidecar: options.nativeSidecar,
+      placement: options.placement,
       cluster: options.cluster(),
       podSecurity: options.podSecurity(namespace),
       namespaceRules: options.namespaceRules(namespace),

@@ -4,6 +4,7 @@
 import { HealthcheckError } from '../errors.js';
 import type { KubeVersion } from '../kube-version.js';
 import type { Logger } from '../log.js';
+import type { PlacementMode } from '../rewrite/placement.js';
 import type { PodSecurityLevel } from '../rewrite/pod-security.js';
 import { buildWebhookApp, type WebhookApp } from './app.js';
 import type { KeyPair } from './certificate.js';
@@ -21,10 +22,10 @@ export interface WebhookOptions {
   host?: string | undefined;
   /** Image of the companion and init container it adds. */
   image: string;
-  /** --native-sidecar: the companion as a native sidecar where the cluster has them. */
-  nativeSidecar?: boolean;
+  /** --placement: where the companion goes in pods that keep running; default auto. */
+  placement?: PlacementMode;
   /**
-   * Where the cluster's version comes from (the API server's GET /version), for --native-sidecar and for pods
+   * Where the cluster's version comes from (the API server's GET /version), for the placement and for pods
    * that must end (Jobs: a native sidecar or nothing). Absent: the version is not known.
    */
   clusterVersion?: { sidecarGate: boolean; fetchVersion: () => Promise<KubeVersion>; backoff?: Backoff };
@@ -65,7 +66,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   let listening = false;
   let draining = false;
   const { clusterVersion } = options;
-  const nativeSidecar = options.nativeSidecar ?? false;
+  const placement = options.placement ?? 'auto';
   // Asked for while the webhook starts, never awaited: admissions go on meanwhile, as for an unknown version.
   const cluster =
     clusterVersion === undefined
@@ -104,7 +105,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   const app = buildWebhookApp({
     tls: pair,
     image: options.image,
-    nativeSidecar,
+    placement,
     cluster: () => cluster?.knowledge() ?? { state: 'unknown', why: 'no API server to ask' },
     podSecurity: (namespace) =>
       namespaces?.knowledge(namespace) ?? {
@@ -155,7 +156,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       port,
       ...options.tls.describe,
       image: options.image,
-      nativeSidecar,
+      placement,
       podSecurityDefault: podSecurity.defaultLevel,
       clusterWatch: kube !== undefined,
       ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),

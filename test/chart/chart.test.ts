@@ -95,7 +95,9 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
 
   it('every value: the flags of native sidecars; cert-manager files, not the flags of self-managed TLS', () => {
     const args = container(every).args as string[];
-    expect(args).toContain('--native-sidecar');
+    expect(flag(args, '--placement')).toBe('native-sidecar');
+    expect(args.filter((arg) => arg === '--placement')).toHaveLength(1);
+    expect(args).not.toContain('--native-sidecar');
     expect(args).toContain('--sidecar-containers-gate');
     expect(flag(args, '--companion-cpu-limit')).toBe(everyValue.companion.cpuLimit);
     expect(container(defaults).args).not.toContain('--companion-cpu-limit');
@@ -103,8 +105,30 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
       expect(args).not.toContain(selfManaged);
     }
     expect(flag(container(defaults).args, '--tls-secret')).toBe('osm-healthcheck-webhook-tls');
+    // The default, auto, is the webhook's own: no flag, as deploy/webhook renders it (parity.test.ts).
+    expect(container(defaults).args).not.toContain('--placement');
     expect(container(defaults).args).not.toContain('--native-sidecar');
     expect(container(defaults).args).not.toContain('--sidecar-containers-gate');
+  });
+
+  it.each([
+    { name: 'auto, the default: no flag', values: { placement: 'auto' }, args: [] },
+    { name: 'first', values: { placement: 'first' }, args: ['--placement', 'first'] },
+    {
+      name: 'native-sidecar',
+      values: { placement: 'native-sidecar' },
+      args: ['--placement', 'native-sidecar'],
+    },
+    {
+      name: 'nativeSidecar.enabled alone, its older name',
+      values: { nativeSidecar: { enabled: true } },
+      args: ['--placement', 'native-sidecar'],
+    },
+  ])('placement $name', async ({ values, args }) => {
+    const rendered = container(await renderChart(values)).args as string[];
+    const at = rendered.indexOf('--placement');
+    expect(at === -1 ? [] : rendered.slice(at, at + 2)).toEqual(args);
+    expect(rendered).not.toContain('--native-sidecar');
   });
 
   it('every value: scheduling (node selector, tolerations, affinity, priority class) on the pod', () => {

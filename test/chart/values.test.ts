@@ -118,6 +118,16 @@ describe.skipIf(skipWithoutHelm('chart schema tests'))('a bad value fails helm t
       error: '- nativeSidecar.enabled: Invalid type. Expected: boolean, given: string',
     },
     {
+      name: 'a placement that is none',
+      values: { placement: 'last' },
+      error: '- placement: placement must be one of the following: "auto", "native-sidecar", "first"',
+    },
+    {
+      name: 'the older nativeSidecar.enabled against placement first (the template says so)',
+      values: { placement: 'first', nativeSidecar: { enabled: true } },
+      error: 'nativeSidecar.enabled is the older name of placement: native-sidecar, and placement is first',
+    },
+    {
       name: 'an issuer without name',
       values: { tls: { certManager: { enabled: true, issuerRef: { kind: 'ClusterIssuer' } } } },
       error: '- tls.certManager.issuerRef: Has a dependency on name',

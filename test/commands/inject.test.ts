@@ -11,6 +11,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = `${ROOT}dist/cli.mjs`;
 const FIXTURES = `${ROOT}test/fixtures/inject/`;
 const fixture = (name: string) => readFileSync(`${FIXTURES}${name}`, 'utf8');
+/** What inject says of a pod that keeps running, without --kube-version. */
+const AUTO_UNCHECKED =
+  'note: the companion goes first among the containers (placement auto): the Kubernetes version is not known: with --kube-version 1.33+ it is a native sidecar';
 
 function inject(args: string[], input?: string) {
   return execa('node', [CLI, 'inject', ...args], { input: input ?? '', reject: false, cwd: ROOT });
@@ -24,7 +27,7 @@ beforeAll(async () => {
 describe('osm-healthcheck inject', () => {
   it('reads stdin when no file is given and writes the manifest to stdout', async () => {
     const result = await inject([], fixture('deployment.yaml'));
-    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result).toMatchObject({ exitCode: 0, stderr: AUTO_UNCHECKED });
     expect(result.stdout).toBe(fixture('deployment.injected.yaml').trimEnd());
   });
 
@@ -39,7 +42,7 @@ describe('osm-healthcheck inject', () => {
 
   it('resource annotations: written canonical; a request above the limit stops inject, naming both', async () => {
     const result = await inject([], fixture('resources.yaml'));
-    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result).toMatchObject({ exitCode: 0, stderr: AUTO_UNCHECKED });
     expect(result.stdout).toBe(fixture('resources.injected.yaml').trimEnd());
     const refused = await inject(
       [],
@@ -56,7 +59,7 @@ describe('osm-healthcheck inject', () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe(fixture('job.yaml').trimEnd());
     expect(result.stderr).toBe(
-      'warning: Job/report: restartPolicy Never: left untouched, as the Kubernetes version is not known: pass --kube-version or --native-sidecar, or annotate osm-healthcheck/run-to-completion: native-sidecar',
+      'warning: Job/report: restartPolicy Never: left untouched, as the Kubernetes version is not known: pass --kube-version or --placement native-sidecar, or annotate osm-healthcheck/run-to-completion: native-sidecar',
     );
   });
 
@@ -64,7 +67,8 @@ describe('osm-healthcheck inject', () => {
     const result = await inject(['--filename', `${FIXTURES}host-set.yaml`]);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe(fixture('host-set.injected.yaml').trimEnd());
-    const lines = result.stderr.split('\n');
+    const [note, ...lines] = result.stderr.split('\n');
+    expect(note).toBe(AUTO_UNCHECKED);
     expect(lines).toHaveLength(2);
     for (const line of lines)
       expect(line).toMatch(/^warning: Pod\/edge: container "app" (liveness|readiness)Probe: /);
@@ -77,51 +81,87 @@ describe('osm-healthcheck inject', () => {
     expect(result.stdout).toBe(fixture('native-sidecar-flag.injected.yaml').trimEnd());
   });
 
-  it.each([
-    { name: 'no flag: first, silently', args: [], native: false, stderr: '' },
+  const NOT_NATIVE = `warning: the companion goes first among the containers, not a native sidecar`;
+  it.each<{ name: string; args: string[]; native: boolean; stderr: string | RegExp }>([
+    { name: 'no flag: first, saying why', args: [], native: false, stderr: AUTO_UNCHECKED },
     {
       name: '--kube-version 1.26',
       args: ['--kube-version', '1.26'],
       native: false,
       stderr:
-        'note: the companion goes first among the containers, with a postStart hook that waits for it: Kubernetes 1.26 has no native sidecars (they need Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate)\n',
+        'note: the companion goes first among the containers (placement auto): the cluster runs Kubernetes 1.26, which has no native sidecars',
     },
     {
-      name: '--native-sidecar --kube-version 1.26: refused by that version, so first',
-      args: ['--native-sidecar', '--kube-version', '1.26'],
+      name: '--kube-version 1.32: native sidecars there, not yet GA',
+      args: ['--kube-version', '1.32'],
       native: false,
-      stderr: /^warning: .*, not a native sidecar: Kubernetes 1\.26 has no native sidecars/,
+      stderr:
+        'note: the companion goes first among the containers (placement auto): the cluster runs Kubernetes 1.32: native sidecars are GA from 1.33 (--placement native-sidecar uses them now)',
+    },
+    {
+      name: '--kube-version 1.33: a native sidecar, no flag',
+      args: ['--kube-version', '1.33'],
+      native: true,
+      stderr:
+        'note: the companion is a native sidecar (placement auto, 1.33+): the cluster runs Kubernetes 1.33',
+    },
+    {
+      name: '--kube-version v1.36.3 --placement auto',
+      args: ['--kube-version', 'v1.36.3', '--placement', 'auto'],
+      native: true,
+      stderr:
+        'note: the companion is a native sidecar (placement auto, 1.33+): the cluster runs Kubernetes 1.36',
+    },
+    {
+      name: '--placement first --kube-version 1.33',
+      args: ['--placement', 'first', '--kube-version', '1.33'],
+      native: false,
+      stderr: 'note: the companion goes first among the containers (placement first)',
+    },
+    {
+      name: '--placement native-sidecar --kube-version 1.26: refused by that version, so first',
+      args: ['--placement', 'native-sidecar', '--kube-version', '1.26'],
+      native: false,
+      stderr: `${NOT_NATIVE}: the cluster runs Kubernetes 1.26, which has no native sidecars`,
     },
     {
       name: '--native-sidecar --kube-version v1.28.3-eks-4f4795d, no gate: first',
       args: ['--native-sidecar', '--kube-version', 'v1.28.3-eks-4f4795d'],
       native: false,
-      stderr: /^warning: .*Kubernetes 1\.28 has native sidecars only with the SidecarContainers feature gate/,
+      stderr: `${NOT_NATIVE}: the cluster runs Kubernetes 1.28, which has native sidecars only with --sidecar-containers-gate`,
     },
     {
       name: '--native-sidecar --kube-version 1.28 --sidecar-containers-gate',
       args: ['--native-sidecar', '--kube-version', '1.28', '--sidecar-containers-gate'],
       native: true,
       stderr:
-        'note: the companion is a native sidecar: Kubernetes 1.28 with the SidecarContainers feature gate has them\n',
+        'note: the companion is a native sidecar (placement native-sidecar): the cluster runs Kubernetes 1.28 with the SidecarContainers gate',
     },
     {
-      name: '--native-sidecar --kube-version 1.33',
-      args: ['--native-sidecar', '--kube-version', '1.33'],
+      name: '--placement native-sidecar --kube-version 1.30',
+      args: ['--placement', 'native-sidecar', '--kube-version', '1.30'],
       native: true,
-      stderr: 'note: the companion is a native sidecar: Kubernetes 1.33 has them\n',
+      stderr:
+        'note: the companion is a native sidecar (placement native-sidecar): the cluster runs Kubernetes 1.30',
     },
     {
-      name: '--native-sidecar alone: as asked, with the versions it needs',
+      name: '--native-sidecar alone (the alias): as asked, with the versions it needs',
       args: ['--native-sidecar'],
       native: true,
       stderr:
-        'warning: the companion is a native sidecar, as asked: that needs Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate; older API servers refuse the pod (--kube-version checks)\n',
+        'warning: the companion is a native sidecar (placement native-sidecar), unchecked: it needs Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate; older API servers refuse the pod, older kubelets never start it (--kube-version checks)',
+    },
+    {
+      name: '--native-sidecar --placement native-sidecar: the same thing twice',
+      args: ['--native-sidecar', '--placement', 'native-sidecar', '--kube-version', '1.29'],
+      native: true,
+      stderr:
+        'note: the companion is a native sidecar (placement native-sidecar): the cluster runs Kubernetes 1.29',
     },
   ])('where the companion goes: $name', async ({ args, native, stderr }) => {
     const result = await inject([...args, '-f', `${FIXTURES}deployment.yaml`]);
     expect(result.exitCode).toBe(0);
-    if (typeof stderr === 'string') expect(result.stderr).toBe(stderr.trimEnd());
+    if (typeof stderr === 'string') expect(result.stderr).toBe(stderr);
     else expect(result.stderr).toMatch(stderr);
     const spec = parse(result.stdout).spec.template.spec;
     const names = (list: { name: string }[] | undefined) => (list ?? []).map((c) => c.name);
@@ -137,7 +177,7 @@ describe('osm-healthcheck inject', () => {
       args: ['--kube-version', '1.29'],
       files: ['job.yaml'],
       stderr: [
-        'note: Job/report: restartPolicy Never: the companion is a native sidecar, which kubelet stops once the containers end: Kubernetes 1.29 has them',
+        'note: Job/report: restartPolicy Never: the companion is a native sidecar, which kubelet stops once the containers end: the cluster runs Kubernetes 1.29',
       ],
     },
     {
@@ -145,7 +185,7 @@ describe('osm-healthcheck inject', () => {
       args: ['--kube-version', '1.26'],
       files: ['job.yaml'],
       stderr: [
-        'warning: Job/report: restartPolicy Never: left untouched, as Kubernetes 1.26 has no native sidecars (a companion container would never let the pod complete)',
+        'warning: Job/report: restartPolicy Never: left untouched, as the cluster runs Kubernetes 1.26, which has no native sidecars: a companion container would never let the pod complete',
       ],
     },
     {
@@ -153,8 +193,8 @@ describe('osm-healthcheck inject', () => {
       args: ['--kube-version', '1.26'],
       files: ['deployment.yaml', 'job.yaml'],
       stderr: [
-        'note: the companion goes first among the containers, with a postStart hook that waits for it: Kubernetes 1.26 has no native sidecars (they need Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate)',
-        'warning: Job/report: restartPolicy Never: left untouched, as Kubernetes 1.26 has no native sidecars (a companion container would never let the pod complete)',
+        'note: the companion goes first among the containers (placement auto): the cluster runs Kubernetes 1.26, which has no native sidecars',
+        'warning: Job/report: restartPolicy Never: left untouched, as the cluster runs Kubernetes 1.26, which has no native sidecars: a companion container would never let the pod complete',
       ],
     },
   ])('what stderr says for pods that must end: $name', async ({ args, files, stderr }) => {
@@ -216,6 +256,20 @@ describe('osm-healthcheck inject', () => {
         /--kube-version must be a Kubernetes version such as 1.29 or v1.28.3, got "latest" \[OSM_HC_USAGE\]$/,
     },
     {
+      name: 'a placement that is none',
+      args: ['--placement', 'last'],
+      input: fixture('deployment.yaml'),
+      exitCode: 2,
+      stderr: /--placement must be one of auto, native-sidecar, first, got "last" \[OSM_HC_USAGE\]$/,
+    },
+    {
+      name: '--native-sidecar (the alias) against another --placement',
+      args: ['--native-sidecar', '--placement', 'first'],
+      input: fixture('deployment.yaml'),
+      exitCode: 2,
+      stderr: /--native-sidecar is --placement native-sidecar, not first: give one \[OSM_HC_USAGE\]$/,
+    },
+    {
       name: 'the gate without a version',
       args: ['--sidecar-containers-gate'],
       input: fixture('deployment.yaml'),
@@ -261,7 +315,7 @@ describe('osm-healthcheck inject', () => {
       ['--pod-security', 'baseline', '--mesh-exclusion', 'linkerd'],
       fixture('mesh-exclusion-flag.yaml'),
     );
-    expect(annotated).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(annotated).toMatchObject({ exitCode: 0, stderr: AUTO_UNCHECKED });
     expect(annotated.stdout).toBe(fixture('mesh-exclusion-flag.injected.yaml').trimEnd());
     const refused = await inject(['--pod-security', 'restricted', '-f', `${FIXTURES}deployment.yaml`]);
     expect(refused.exitCode).toBe(0);
@@ -277,6 +331,7 @@ describe('osm-healthcheck inject', () => {
     for (const flag of [
       '-f, --filename',
       '--image',
+      '--placement MODE',
       '--native-sidecar',
       '--kube-version',
       '--sidecar-containers-gate',

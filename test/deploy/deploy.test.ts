@@ -20,7 +20,10 @@ describe('deploy/ examples', () => {
 
   it.each(PAIRS)('$after is `osm-healthcheck inject -f $before`', async ({ before, after }) => {
     const result = await runCli(['inject', '-f', before]);
-    expect(result.stderr).toBe('');
+    // Without --kube-version the companion goes first, and inject says so (--placement auto).
+    expect(result.stderr).toBe(
+      'note: the companion goes first among the containers (placement auto): the Kubernetes version is not known: with --kube-version 1.33+ it is a native sidecar\n',
+    );
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(readFileSync(`${ROOT}${after}`, 'utf8'));
   });

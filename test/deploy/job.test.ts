@@ -33,7 +33,7 @@ describe('deploy/jobs/report.yaml', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(readFileSync(`${ROOT}${JOB}`, 'utf8'));
     expect(result.stderr.trim()).toBe(
-      'warning: Job/report: restartPolicy Never: left untouched, as Kubernetes 1.26 has no native sidecars (a companion container would never let the pod complete)',
+      'warning: Job/report: restartPolicy Never: left untouched, as the cluster runs Kubernetes 1.26, which has no native sidecars: a companion container would never let the pod complete',
     );
   });
 });

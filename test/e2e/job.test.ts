@@ -22,7 +22,7 @@ describe.skipIf(!LAB_READY)('a Job pod, end to end', () => {
     const inject = await runCli(['inject', '-f', JOB, '--image', IMAGE, '--kube-version', '1.29']);
     expect(inject.code, inject.stderr).toBe(0);
     expect(inject.stderr.trimEnd()).toBe(
-      'note: Job/report: restartPolicy Never: the companion is a native sidecar, which kubelet stops once the containers end: Kubernetes 1.29 has them',
+      'note: Job/report: restartPolicy Never: the companion is a native sidecar, which kubelet stops once the containers end: the cluster runs Kubernetes 1.29',
     );
     const backend = (await backendWorks('nft')) ? 'nft' : 'legacy';
     const result = await playJob({
@@ -50,7 +50,9 @@ describe.skipIf(!LAB_READY)('a Job pod, end to end', () => {
   it('ordinary companion (the bug): the app exits 0, the companion runs on, the pod never completes', async () => {
     // What earlier releases wrote for every version: inject's output for the same pod as if it ran on.
     const always = readFileSync(JOB, 'utf8').replace('restartPolicy: Never', 'restartPolicy: Always');
-    const inject = await runCli(['inject', '-f', '-', '--image', IMAGE], { input: always });
+    const inject = await runCli(['inject', '-f', '-', '--image', IMAGE, '--placement', 'first'], {
+      input: always,
+    });
     expect(inject.code, inject.stderr).toBe(0);
     const manifest = inject.stdout.replace('restartPolicy: Always', 'restartPolicy: Never');
     const backend = (await backendWorks('nft')) ? 'nft' : 'legacy';

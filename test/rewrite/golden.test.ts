@@ -47,7 +47,7 @@ const level = (name: PodSecurityLevel): PodSecurityKnowledge => ({
 });
 
 const OPTIONS: Record<string, Partial<RewriteOptions>> = {
-  'native-sidecar-flag': { nativeSidecar: true, image: 'registry.example.com/osm-healthcheck:0.1.0' },
+  'native-sidecar-flag': { placement: 'native-sidecar', image: 'registry.example.com/osm-healthcheck:0.1.0' },
   // Pods that must end get the companion as a native sidecar where the cluster has them.
   job: { cluster: known(29) },
   cronjob: { cluster: known(33) },
@@ -58,15 +58,21 @@ const OPTIONS: Record<string, Partial<RewriteOptions>> = {
   'mesh-excluded-job': { podSecurity: level('restricted'), cluster: known(29) },
 };
 
-/** Inputs injected once per cluster version; `unknown` is inject without --kube-version. */
+/**
+ * Inputs injected once per cluster version (--placement auto unless named); `unknown` is inject without
+ * --kube-version. auto makes the companion of a running pod a native sidecar from 1.33 on.
+ */
 const VERSIONS: Record<string, Partial<RewriteOptions>> = {
   '1.26': { cluster: known(26) },
   '1.28': { cluster: known(28) },
   '1.28+gate': { cluster: known(28, true) },
   '1.29': { cluster: known(29) },
+  '1.29+native-sidecar': { cluster: known(29), placement: 'native-sidecar' },
+  '1.32': { cluster: known(32) },
   '1.33': { cluster: known(33) },
+  '1.33+first': { cluster: known(33), placement: 'first' },
   unknown: {},
-  'unknown+native-sidecar': { nativeSidecar: true },
+  'unknown+native-sidecar': { placement: 'native-sidecar' },
 };
 const VERSIONED = ['run-to-completion'];
 
@@ -100,7 +106,7 @@ const plain = sources
       name: file,
       source: join(DIR, file),
       golden: join(DIR, `${base}.injected.yaml`),
-      options: { image: DEFAULT_IMAGE, nativeSidecar: false, ...OPTIONS[base] },
+      options: { image: DEFAULT_IMAGE, placement: 'auto' as const, ...OPTIONS[base] },
       warnings: WARNINGS[base] ?? [],
       warningsFile: undefined as string | undefined,
       version: undefined as string | undefined,
@@ -114,7 +120,7 @@ const versioned = VERSIONED.flatMap((base) => {
     name: `${base}.yaml at ${version}`,
     source: join(DIR, `${base}.yaml`),
     golden: join(DIR, `${base}@${version}.injected.yaml`),
-    options: { image: DEFAULT_IMAGE, nativeSidecar: false, ...options },
+    options: { image: DEFAULT_IMAGE, placement: 'auto' as const, ...options },
     warnings: expected[version] ?? [],
     warningsFile: warningsFile as string | undefined,
     version: version as string | undefined,

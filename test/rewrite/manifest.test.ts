@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { HealthcheckError } from '../../src/errors.js';
 import { DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
+import type { RewriteOptions } from '../../src/rewrite/types.js';
 
-const OPTIONS = { image: DEFAULT_IMAGE, nativeSidecar: false };
+const OPTIONS: RewriteOptions = { image: DEFAULT_IMAGE, placement: 'first' };
 const fixture = (name: string) =>
   readFileSync(new URL(`../fixtures/inject/${name}`, import.meta.url), 'utf8');
 

@@ -7,14 +7,15 @@ import { HealthcheckError } from '../../src/errors.js';
 import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME, WAIT_COMMAND } from '../../src/rewrite/companion.js';
 import { DEFAULT_CONTAINER_ANNOTATION } from '../../src/rewrite/default-container.js';
 import { ManifestError } from '../../src/rewrite/manifest-error.js';
+import type { PlacementMode } from '../../src/rewrite/placement.js';
 import { rewritePodSpec } from '../../src/rewrite/pod.js';
-import type { Container, PodSpec, Probe } from '../../src/rewrite/types.js';
+import type { Container, PodSpec, Probe, RewriteOptions } from '../../src/rewrite/types.js';
 import { PROBES_ENV, SHUTDOWN_GRACE_ENV } from '../../src/scheme.js';
 import { parseProbeTable } from '../../src/table/parse.js';
 import type { ProbeEntryDocument } from '../../src/table/types.js';
 import { osmEdgeInject } from './osm-edge-injector.js';
 
-const OPTIONS = { image: DEFAULT_IMAGE, nativeSidecar: false };
+const OPTIONS: RewriteOptions = { image: DEFAULT_IMAGE, placement: 'first' };
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null) {
@@ -403,7 +404,7 @@ describe('the pod around the probes', () => {
 
   it('with nativeSidecar: the companion is an init container with restartPolicy Always, after ours', () => {
     const spec = deepFreeze({ initContainers: [{ name: 'migrate', image: 'm' }], containers: [app] });
-    const result = rewrite(spec, undefined, { image: 'reg.example/hc:2', nativeSidecar: true });
+    const result = rewrite(spec, undefined, { image: 'reg.example/hc:2', placement: 'native-sidecar' });
     expect(result.spec.initContainers?.map((c) => c.name)).toEqual([INIT_NAME, COMPANION_NAME, 'migrate']);
     expect(result.spec.containers?.map((c) => c.name)).toEqual(['app']);
     expect(container(result.spec, COMPANION_NAME)).toMatchObject({
@@ -427,9 +428,9 @@ describe('the pod around the probes', () => {
         containers: [app],
         ...(grace === undefined ? {} : { terminationGracePeriodSeconds: grace }),
       });
-      for (const nativeSidecar of [false, true]) {
+      for (const placement of ['first', 'native-sidecar'] as const) {
         const env = container(
-          rewrite(spec as PodSpec, undefined, { ...OPTIONS, nativeSidecar }).spec,
+          rewrite(spec as PodSpec, undefined, { ...OPTIONS, placement }).spec,
           COMPANION_NAME,
         )?.env;
         expect(env?.find((e) => e.name === SHUTDOWN_GRACE_ENV)?.value).toBe(want);
@@ -504,7 +505,7 @@ describe('the pod around the probes', () => {
     const appContainer = container(edited, 'app') as Container;
     appContainer.readinessProbe = { grpc: { port: 9090 } };
     (appContainer.livenessProbe as Probe).timeoutSeconds = 4;
-    const result = rewrite(deepFreeze(edited), undefined, { image: 'hc:9', nativeSidecar: true });
+    const result = rewrite(deepFreeze(edited), undefined, { image: 'hc:9', placement: 'native-sidecar' });
     expect(result.table).toEqual({
       liveness: { app: { httpGet: { path: '/live', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 4 } },
       readiness: { app: { grpc: { port: 9090 }, timeoutSeconds: 1 } },
@@ -530,7 +531,7 @@ describe("kubectl's default container, for the pod (template)'s metadata", () =>
     name: string;
     spec: PodSpec;
     annotations?: Record<string, string>;
-    nativeSidecar?: boolean;
+    placement?: PlacementMode;
     added: Record<string, string>;
   }>([
     { name: 'no annotations: the first app container', spec: pod(probed), added: { [KEY]: 'web' } },
@@ -555,7 +556,7 @@ describe("kubectl's default container, for the pod (template)'s metadata", () =>
     {
       name: 'native sidecar asked for: no annotation (the app is the first container)',
       spec: pod(probed),
-      nativeSidecar: true,
+      placement: 'native-sidecar',
       added: {},
     },
     {
@@ -579,17 +580,14 @@ describe("kubectl's default container, for the pod (template)'s metadata", () =>
       spec: pod({ name: 'web', image: 'w' }),
       added: {},
     },
-  ])('$name', ({ spec, annotations, nativeSidecar = false, added }) => {
-    const result = rewrite(spec, annotations, { ...OPTIONS, nativeSidecar });
+  ])('$name', ({ spec, annotations, placement = 'first', added }) => {
+    const result = rewrite(spec, annotations, { ...OPTIONS, placement });
     expect(result.annotations).toEqual(added);
     // With the annotations written, rewriting again adds nothing and changes nothing.
     const again = rewrite(
       deepFreeze(result.spec),
       { ...annotations, ...result.annotations },
-      {
-        ...OPTIONS,
-        nativeSidecar,
-      },
+      { ...OPTIONS, placement },
     );
     expect(again.annotations).toEqual({});
     expect(again.changed).toBe(false);

@@ -12,7 +12,7 @@ import {
   MEMORY_LIMIT_ANNOTATION as LIMIT,
   MEMORY_REQUEST_ANNOTATION as REQUEST,
 } from '../../src/rewrite/resources.js';
-import type { Container, PodSpec } from '../../src/rewrite/types.js';
+import type { Container, PodSpec, RewriteOptions } from '../../src/rewrite/types.js';
 import { apiServerRefusals } from '../helpers/api-server.js';
 
 const resources = (cpu: string, memory: string, limit: string) => ({
@@ -80,7 +80,7 @@ describe('decideResources', () => {
 });
 
 const APP: Container = { name: 'app', image: 'app', livenessProbe: { httpGet: { path: '/', port: 8080 } } };
-const OPTIONS = { image: DEFAULT_IMAGE, nativeSidecar: false };
+const OPTIONS: RewriteOptions = { image: DEFAULT_IMAGE, placement: 'first' };
 
 function ours(spec: PodSpec): Container[] {
   return [...(spec.initContainers ?? []), ...(spec.containers ?? [])].filter(

@@ -54,7 +54,7 @@ describe('every admission asks what is known now', () => {
     const app = buildWebhookApp({
       tls: cert,
       image: REWRITE.image,
-      nativeSidecar: false,
+      placement: 'first',
       cluster: () => ({ state: 'unknown', why: 'not asked' }),
       podSecurity: () => ({ state: 'unchecked' }),
       namespaceRules: (namespace) => {

@@ -10,7 +10,7 @@ import jsonpatch, { type Operation } from 'fast-json-patch';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseKubeVersion } from '../../src/kube-version.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
-import type { ClusterKnowledge } from '../../src/rewrite/placement.js';
+import type { ClusterKnowledge, PlacementMode } from '../../src/rewrite/placement.js';
 import type { PodSpec } from '../../src/rewrite/types.js';
 import { WARNING_PREFIX } from '../../src/webhook/admit.js';
 import { BACKOFF, retryDelay } from '../../src/webhook/cluster-version.js';
@@ -71,10 +71,10 @@ async function webhookFor(
   api: { url: string; caFile: string; tokenFile: string },
   sidecarGate = false,
   timeoutMs = 1000,
-  nativeSidecar = true,
+  placement: PlacementMode = 'native-sidecar',
 ): Promise<Harness> {
   const harness = await startHarness({
-    nativeSidecar,
+    placement,
     clusterVersion: { sidecarGate, fetchVersion: () => fetchVersion(api, timeoutMs), backoff: FAST },
   });
   cleanups.push(() => harness.close());
@@ -103,19 +103,20 @@ async function patchedPod(harness: Harness, uid: string, pod: Pod = review.reque
 function injectedWith(
   pod: Pod,
   cluster: ClusterKnowledge,
-  nativeSidecar = true,
+  placement: PlacementMode = 'native-sidecar',
 ): { pod: Pod; warnings: string[] } {
   const { output, warnings } = injectManifests(
     JSON.stringify(pod),
-    { ...REWRITE, nativeSidecar, cluster },
+    { ...REWRITE, placement, cluster },
     'json',
   );
   // The response carries them shaped to the API server's limits (src/webhook/warnings.ts).
   return { pod: JSON.parse(output) as Pod, warnings: admissionWarnings(warnings, WARNING_PREFIX) };
 }
 
-function injected(nativeSidecar: boolean): Pod {
-  const cluster: ClusterKnowledge = nativeSidecar
+/** inject --placement native-sidecar of the pod, on a cluster with native sidecars (1.29) or not known. */
+function injected(native: boolean): Pod {
+  const cluster: ClusterKnowledge = native
     ? { state: 'known', version: { major: 1, minor: 29 }, sidecarGate: false }
     : { state: 'unknown', why: 'x' };
   return injectedWith(review.request.object, cluster).pod;
@@ -128,7 +129,7 @@ const jobPod = (
   }
 ).request.object;
 
-describe('the webhook with --native-sidecar, per cluster version', () => {
+describe('the webhook with --placement native-sidecar, per cluster version', () => {
   it.each([
     { name: '1.26', answer: versionBody('26'), gate: false, native: false },
     {
@@ -220,21 +221,46 @@ describe('the webhook with --native-sidecar, per cluster version', () => {
     );
   });
 
-  it('without --native-sidecar it still learns the version, for pods that must end', async () => {
-    const api = await standin(versionBody('30'));
-    const harness = await webhookFor(api, false, 1000, false);
+  it.each([
+    { name: '1.30 (native sidecars, not GA)', minor: '30', native: false },
+    { name: '1.32', minor: '32', native: false },
+    { name: '1.33 (GA)', minor: '33', native: true },
+    { name: '1.36', minor: '36', native: true },
+  ])(
+    'the default placement, auto, at $name: native sidecar $native; a Job a native sidecar',
+    async ({ minor, native }) => {
+      const api = await standin(versionBody(minor));
+      const harness = await webhookFor(api, false, 1000, 'auto');
+      await harness.logLine((l) => l.msg === 'kubernetes version learnt');
+      const cluster: ClusterKnowledge = {
+        state: 'known',
+        version: { major: 1, minor: Number(minor) },
+        sidecarGate: false,
+      };
+      // The kubelets are not given here (the node watch is another part): they are taken to be the API server's.
+      const plain = await patchedPod(harness, `plain-${minor}`);
+      expect(plain).toEqual(injectedWith(review.request.object, cluster, 'auto').pod);
+      const names = ((plain.spec as PodSpec).initContainers ?? []).map((c) => c.name);
+      expect(names.includes('osm-healthcheck')).toBe(native);
+      const line = await harness.logLine((l) => l.uid === `plain-${minor}`);
+      expect(line).toMatchObject({ companion: native ? 'native sidecar' : 'first container' });
+      expect(String(line.placement)).toContain(`(placement auto`);
+      expect(String(line.placement)).toContain(`Kubernetes 1.${minor}`);
+      expect(await patchedPod(harness, `job-${minor}`, jobPod)).toEqual(
+        injectedWith(jobPod, cluster, 'auto').pod,
+      );
+      const spec = (await patchedPod(harness, `job-2-${minor}`, jobPod)).spec as PodSpec;
+      expect(spec.initContainers?.[1]).toMatchObject({ name: 'osm-healthcheck', restartPolicy: 'Always' });
+    },
+  );
+
+  it('--placement first at 1.33: first among the containers; a Job still a native sidecar', async () => {
+    const api = await standin(versionBody('33'));
+    const harness = await webhookFor(api, false, 1000, 'first');
     await harness.logLine((l) => l.msg === 'kubernetes version learnt');
-    const cluster: ClusterKnowledge = {
-      state: 'known',
-      version: { major: 1, minor: 30 },
-      sidecarGate: false,
-    };
-    // Pods that run on get the companion first, as before; a Job's pod a native sidecar.
-    expect(await patchedPod(harness, 'plain')).toEqual(
-      injectedWith(review.request.object, cluster, false).pod,
-    );
-    expect(await patchedPod(harness, 'job', jobPod)).toEqual(injectedWith(jobPod, cluster, false).pod);
-    const spec = (await patchedPod(harness, 'job-2', jobPod)).spec as PodSpec;
+    const plain = await patchedPod(harness, 'first-33');
+    expect((plain.spec as PodSpec).containers?.[0]?.name).toBe('osm-healthcheck');
+    const spec = (await patchedPod(harness, 'first-job', jobPod)).spec as PodSpec;
     expect(spec.initContainers?.[1]).toMatchObject({ name: 'osm-healthcheck', restartPolicy: 'Always' });
   });
 

@@ -34,7 +34,8 @@ describe('webhook', () => {
     try {
       expect(line).toMatchObject({
         image: 'registry.example.com/osm-healthcheck:9.9.9',
-        nativeSidecar: true,
+        // OSM_HEALTHCHECK_NATIVE_SIDECAR=true: the alias of --placement native-sidecar, for existing manifests.
+        placement: 'native-sidecar',
         sidecarContainersGate: false,
       });
       await expect.poll(output).toContain('"msg":"kubernetes version learnt"');
@@ -209,6 +210,25 @@ describe('webhook', () => {
       message: '--companion-cpu-limit must be more than 0, got "0m"',
     },
     {
+      name: 'a placement that is none',
+      args: ['--tls-cert', 'c', '--tls-key', 'k', '--placement', 'last'],
+      code: 2,
+      message: '--placement must be one of auto, native-sidecar, first, got "last"',
+    },
+    {
+      name: 'a placement from the environment that is none',
+      args: ['--tls-cert', 'c', '--tls-key', 'k'],
+      env: { OSM_HEALTHCHECK_PLACEMENT: 'native' },
+      code: 2,
+      message: '--placement must be one of auto, native-sidecar, first, got "native"',
+    },
+    {
+      name: '--native-sidecar against another placement',
+      args: ['--tls-cert', 'c', '--tls-key', 'k', '--native-sidecar', '--placement', 'first'],
+      code: 2,
+      message: '--native-sidecar is --placement native-sidecar, not first: give one',
+    },
+    {
       name: 'an API server without TLS',
       args: ['--tls-cert', 'c', '--tls-key', 'k', '--native-sidecar', '--kube-api', 'http://10.96.0.1'],
       code: 2,
@@ -220,13 +240,14 @@ describe('webhook', () => {
       code: 1,
       message: 'cannot read the TLS certificate /nonexistent/tls.crt: ENOENT',
     },
-  ])('refuses $name', async ({ args, code, message }) => {
+  ])('refuses $name', async ({ args, env, code, message }) => {
     const exit = await runCli(['webhook', ...args], {
       env: {
         OSM_HEALTHCHECK_TLS_CERT: '',
         OSM_HEALTHCHECK_TLS_KEY: '',
         KUBERNETES_SERVICE_HOST: '',
         OSM_HEALTHCHECK_KUBE_API: '',
+        ...env,
       },
     });
     expect(exit.code).toBe(code);
@@ -246,6 +267,7 @@ describe('webhook', () => {
       '--tls-resync',
       '--port',
       '--image',
+      '--placement MODE',
       '--native-sidecar',
       '--sidecar-containers-gate',
       '--pod-security-default',

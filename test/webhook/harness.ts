@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { connect } from 'node:tls';
 import { createLogger, type Logger } from '../../src/log.js';
 import { DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
+import type { PlacementMode } from '../../src/rewrite/placement.js';
 import type { RewriteOptions } from '../../src/rewrite/types.js';
 import { type RunningWebhook, startWebhook, type WebhookOptions } from '../../src/webhook/server.js';
 import { fileTls, type TlsSource } from '../../src/webhook/tls-source.js';
@@ -14,7 +15,7 @@ import { makeTestCert, type TestCert } from '../helpers/tls.js';
 /** What the webhook rewrites with when it has no API server to ask (the harness gives it none by default). */
 export const REWRITE: RewriteOptions = {
   image: DEFAULT_IMAGE,
-  nativeSidecar: false,
+  placement: 'auto',
   cluster: { state: 'unknown', why: 'no API server to ask' },
 };
 
@@ -39,8 +40,8 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  /** --native-sidecar. */
-  nativeSidecar?: boolean;
+  /** --placement; default auto. */
+  placement?: PlacementMode;
   /** Where the version comes from; absent: never known. */
   clusterVersion?: WebhookOptions['clusterVersion'];
   /** Certificate files to serve; default a fresh test certificate. */
@@ -87,7 +88,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     port: 0,
     host: '127.0.0.1',
     image: REWRITE.image,
-    ...(options.nativeSidecar === undefined ? {} : { nativeSidecar: options.nativeSidecar }),
+    ...(options.placement === undefined ? {} : { placement: options.placement }),
     ...(options.clusterVersion === undefined ? {} : { clusterVersion: options.clusterVersion }),
     ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),
     ...(options.podSecurity === undefined ? {} : { podSecurity: options.podSecurity }),

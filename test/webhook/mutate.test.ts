@@ -416,7 +416,7 @@ describe('health endpoints', () => {
     const app = buildWebhookApp({
       tls: cert,
       image: REWRITE.image,
-      nativeSidecar: false,
+      placement: 'auto',
       cluster: () => ({ state: 'unknown', why: 'not asked' }),
       podSecurity: () => ({ state: 'unchecked' }),
       namespaceRules: () => ({ state: 'unchecked' }),

@@ -35,8 +35,13 @@ function container(pod: Pod, name: string): Container | undefined {
 
 const NATIVE_1_30: RewriteOptions = {
   ...REWRITE,
-  nativeSidecar: true,
+  placement: 'native-sidecar',
   cluster: { state: 'known', version: { major: 1, minor: 30 }, sidecarGate: false },
+};
+/** The default placement where native sidecars are GA: a native sidecar without any flag. */
+const AUTO_1_33: RewriteOptions = {
+  ...REWRITE,
+  cluster: { state: 'known', version: { major: 1, minor: 33 }, sidecarGate: false },
 };
 const KNOWN_1_26: RewriteOptions = {
   ...REWRITE,
@@ -77,7 +82,8 @@ const SHAPES = [
 const CASES = SHAPES.flatMap((shape) =>
   [
     { options: REWRITE, placement: 'version unknown' },
-    { options: NATIVE_1_30, placement: '--native-sidecar on 1.30' },
+    { options: NATIVE_1_30, placement: '--placement native-sidecar on 1.30' },
+    { options: AUTO_1_33, placement: '--placement auto on 1.33' },
     { options: KNOWN_1_26, placement: 'on 1.26' },
   ].flatMap(({ options, placement }) => [
     { name: `${shape}, ${placement}`, shape, options, admission: {} },
