@@ -10,7 +10,7 @@ import type { Container, PodSpec } from '../../src/rewrite/types.js';
 import { PROBE_KINDS } from '../../src/scheme.js';
 import type { Collection } from './kube-collection.js';
 import type { NamespaceStore } from './kube-namespaces.js';
-import { clusterObjects } from './kube-objects.js';
+import { clusterObjects, node } from './kube-objects.js';
 import { startLoopbackHttps } from './loopback-https.js';
 
 /** What GET /version answers: a version body as the API server writes it, or a status to fail with. */
@@ -46,6 +46,12 @@ export async function startVersionStandin(initial: VersionAnswer): Promise<Versi
   let answer = initial;
   let requests = 0;
   const cluster = clusterObjects();
+  // A cluster of one node whose kubelet runs the API server's version, so placement (which needs both) follows
+  // the version a test sets; tests of kubelet skew put nodes of their own.
+  const nodeFollows = (next: VersionAnswer) => {
+    if (next !== 'hang' && 'version' in next) cluster.nodes.put(node('n1', next.version.gitVersion));
+  };
+  nodeFollows(initial);
   const https = await startLoopbackHttps((req, res) => {
     if (cluster.handle(req, res)) return;
     if (req.url !== '/version') {
@@ -80,6 +86,7 @@ export async function startVersionStandin(initial: VersionAnswer): Promise<Versi
     requests: () => requests,
     answer: (next) => {
       answer = next;
+      nodeFollows(next);
     },
     close: async () => {
       cluster.endWatches();

@@ -25,7 +25,7 @@ import {
 } from '../helpers/api-server.js';
 import { closedPort, tcpApp } from '../helpers/apps.js';
 import { makeTestCert } from '../helpers/tls.js';
-import { type Harness, REWRITE, startHarness } from './harness.js';
+import { allListed, type Harness, REWRITE, startHarness } from './harness.js';
 
 type Pod = Record<string, unknown>;
 const FAST = { firstMs: 20, maxMs: 100 };
@@ -50,6 +50,8 @@ afterEach(async () => {
 
 async function standin(...args: Parameters<typeof startVersionStandin>): Promise<VersionStandin> {
   const server = await startVersionStandin(...args);
+  // The review's namespace, unlabelled (privileged): what this file tests is the version, not Pod Security.
+  server.namespaces.put('shop', {});
   cleanups.push(() => server.close());
   return server;
 }
@@ -59,11 +61,17 @@ async function unreachableWebhook() {
   const port = await closedPort();
   const cert = makeTestCert();
   cleanups.push(async () => cert.cleanup());
-  const harness = await webhookFor({
-    url: `https://127.0.0.1:${port}`,
-    caFile: cert.certFile,
-    tokenFile: tokenFile('any'),
-  });
+  const harness = await webhookFor(
+    {
+      url: `https://127.0.0.1:${port}`,
+      caFile: cert.certFile,
+      tokenFile: tokenFile('any'),
+    },
+    false,
+    1000,
+    'native-sidecar',
+    false,
+  );
   return { port, harness };
 }
 
@@ -72,12 +80,17 @@ async function webhookFor(
   sidecarGate = false,
   timeoutMs = 1000,
   placement: PlacementMode = 'native-sidecar',
+  reachable = true,
 ): Promise<Harness> {
   const harness = await startHarness({
     placement,
     clusterVersion: { sidecarGate, fetchVersion: () => fetchVersion(api, timeoutMs), backoff: FAST },
+    // The nodes too: placement needs the kubelets' versions as well as the API server's.
+    ...(reachable ? { kube: { api, backoff: FAST } } : {}),
   });
   cleanups.push(() => harness.close());
+  // Pods are left untouched while the namespace and its rules are not known: admissions here come after the lists.
+  if (reachable) await allListed(harness);
   return harness;
 }
 
@@ -107,7 +120,15 @@ function injectedWith(
 ): { pod: Pod; warnings: string[] } {
   const { output, warnings } = injectManifests(
     JSON.stringify(pod),
-    { ...REWRITE, placement, cluster },
+    {
+      ...REWRITE,
+      placement,
+      cluster,
+      // The stand-in's one node runs the API server's version (api-server.ts), as the webhook learns.
+      ...(cluster.state === 'known'
+        ? { kubelets: { state: 'known', version: cluster.version, source: 'the only node ("n1")' } as const }
+        : {}),
+    },
     'json',
   );
   // The response carries them shaped to the API server's limits (src/webhook/warnings.ts).
