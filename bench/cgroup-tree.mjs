@@ -88,6 +88,8 @@ export function cgroupTree(prefix) {
        * A child cgroup for one container: optional memory limit (bytes) and CPU request (millicores); `oomGroup`:
        * v2's memory.oom.group=1, as kubelet sets it for a container, so an OOM kill takes all of its processes
        * (v1 has none: the kernel kills the largest process only).
+       * @param {string} childName
+       * @param {{ memoryMax?: number, milliCpu?: number, oomGroup?: boolean }} [options]
        */
       child: (childName, { memoryMax, milliCpu, oomGroup = false } = {}) => {
         const memoryDir = join(memoryParent, childName);
