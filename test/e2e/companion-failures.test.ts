@@ -145,6 +145,8 @@ describe('the companion fails, the app is fine', () => {
       expect(tick).toBeLessThan(30);
     }
     const killAt = performance.now();
+    // A stopped serve is no exit: the supervisor waits on (no restart against ports the stopped one holds).
+    expect(c.lines.some((l) => l.msg === 'serve exited: restarting it')).toBe(false);
     // kubelet: SIGTERM to the container's main process, SIGKILL to all of it after the probe's own grace.
     c.child.kill('SIGTERM');
     const exited = await Promise.race([c.exited, sleep(terminationGracePeriodSeconds * 1000)]);
