@@ -2,7 +2,7 @@
 # scripts/image-build.sh runs these same steps without a Docker engine; test/image/ keeps the two in step.
 # Every node pulls it before its first meshed pod starts, so the final stage holds only what runs (issue 18,
 # BENCHMARKS.md "Image"): on an empty base, the files of the Debian packages that run (iptables, tini, a shell,
-# coreutils, glibc and libstdc++), Node's binary and the bundled dist/.
+# coreutils, glibc and libstdc++), Node's binary, the bundled dist/ and serve's supervisor.
 
 # Both bases are arguments with public defaults, so a builder without Docker Hub can pass local ones.
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -34,8 +34,9 @@ RUN apt-get update \
  && strip --strip-all /usr/local/bin/node
 
 # What runs besides Node, as files of Debian packages: iptables brings both backends (iptables-nft*,
-# iptables-legacy*) and ip6tables for `init`; tini reaps and forwards SIGTERM so `serve` drains; dash is /bin/sh
-# and coreutils has `sleep` (the webhook's preStop hook runs `sleep 10`); libc6, libstdc++6 and libgcc-s1 are what
+# iptables-legacy*) and ip6tables for `init`; tini reaps and forwards SIGTERM so `serve` drains; dash is /bin/sh,
+# which runs serve's supervisor (image/supervise.sh), and coreutils has `sleep` (the webhook's preStop hook runs
+# `sleep 10`) and `date` (the supervisor's log lines); libc6, libstdc++6 and libgcc-s1 are what
 # Node's binary links against; netbase has /etc/protocols, which iptables reads. ca-certificates for its bundle
 # only. scripts/runtime-root.sh lays out exactly those packages' files and their dependencies' in /rootfs, with
 # a dpkg status listing them; no dpkg, apt, debconf or perl, which only installing packages needs.
@@ -45,7 +46,7 @@ RUN apt-get update \
 COPY scripts/runtime-root.sh /usr/local/bin/runtime-root.sh
 RUN runtime-root.sh /rootfs iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase
 
-# An empty base: only the runtime root, Node's binary, dist/ and init/.
+# An empty base: only the runtime root, Node's binary, dist/, init/ and supervise.sh.
 FROM scratch
 COPY --from=runtime /rootfs /
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
@@ -58,8 +59,11 @@ ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=p
 WORKDIR /app
 COPY --from=build /src/dist dist
 COPY init init
+COPY image/supervise.sh supervise.sh
 EXPOSE 15901 15902 15903 15904
 # Non-root by default, as the companion runs; the init container sets runAsUser: 0 in the pod spec.
 USER 65532:65532
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/cli.mjs"]
+# tini is PID 1 (reaps, forwards signals); supervise.sh execs every subcommand but `serve`, which it runs as its
+# child and restarts at once when it crashes or is OOM-killed (docs/companion-failures.md).
+ENTRYPOINT ["/usr/bin/tini", "--", "/app/supervise.sh", "node", "/app/dist/cli.mjs"]
 CMD ["serve"]

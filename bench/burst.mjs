@@ -1,11 +1,13 @@
 // The companion's worst burst (issue 21): as many probes in flight as the code lets in, all against an app that
 // never answers, so each one holds its sockets (and, for gRPC, a whole grpc-js channel) for its full timeout.
 // serve admits 256 probes per listener (MAX_PROBES_PER_LISTENER, src/commands/serve.ts) and answers the rest 503 at
-// once; the bench keeps 256 + 8 in flight on each of the four ports. The companion runs in a memory cgroup with the
-// limit inject writes, as in a pod (V8 sizes its heap from it); its working set is sampled every 100 ms.
+// once; the bench keeps 256 + 8 in flight on each of the four ports. The companion runs as the image runs it (under
+// image/supervise.sh, which caps V8's heap at half the limit and restarts serve when it dies) in a memory cgroup with
+// the limit inject writes and memory.oom.group on v2, as kubelet makes it; its working set is sampled every 100 ms.
 
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
+import { companionArgv } from './node-builds.mjs';
 import { makePod } from './pods.mjs';
 import { firstJsonLine, lineContaining, spawnCommand, stop } from './procs.mjs';
 
@@ -49,11 +51,19 @@ export async function runBurst({ build, tree, limitBytes, seconds }) {
     );
     started.push(app);
     await lineContaining(app, 'listening');
-    const cg = tree.child(`burst-companion-${limitBytes ?? 'unlimited'}`, { memoryMax: limitBytes });
-    const companion = spawnCommand(cg.wrap(pod.run([build.node, build.cli, 'serve'])), {
+    const cg = tree.child(`burst-companion-${limitBytes ?? 'unlimited'}`, {
+      memoryMax: limitBytes,
+      oomGroup: true,
+    });
+    const companion = spawnCommand(cg.wrap(pod.run(companionArgv(build))), {
       OSM_HEALTHCHECK_PROBES: JSON.stringify(SLOW_TABLE),
     });
     started.push(companion);
+    // serve's exits, each restarted by the supervisor (its log line).
+    let restarts = 0;
+    companion.stdout.on('data', (chunk) => {
+      restarts += String(chunk).split('serve exited: restarting it').length - 1;
+    });
     await lineContaining(companion, '"msg":"serving"');
     await sleep(2000);
     const idle = cg.workingSet() / MiB;
@@ -86,13 +96,14 @@ export async function runBurst({ build, tree, limitBytes, seconds }) {
       ]),
     );
     await sleep(5000);
-    const running = companion.exitCode === null && companion.signalCode === null;
+    const running = companion.exitCode === null && companion.signalCode === null && restarts === 0;
     return {
       idle,
       peak,
       after: running ? cg.workingSet() / MiB : Number.NaN,
       oomKills: cg.oomKills(),
       running,
+      restarts,
       answers,
       limitMiB: limitBytes === undefined ? Number.NaN : limitBytes / MiB,
       seconds,

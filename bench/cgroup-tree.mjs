@@ -84,8 +84,14 @@ export function cgroupTree(prefix) {
       version,
       /** The parent's CPU weight from a request (as kubelet's kubepods gets the node's allocatable CPU). */
       setCpu: (milliCpu) => setCpu(cpuParent, milliCpu),
-      /** A child cgroup for one container: optional memory limit (bytes) and CPU request (millicores). */
-      child: (childName, { memoryMax, milliCpu } = {}) => {
+      /**
+       * A child cgroup for one container: optional memory limit (bytes) and CPU request (millicores); `oomGroup`:
+       * v2's memory.oom.group=1, as kubelet sets it for a container, so an OOM kill takes all of its processes
+       * (v1 has none: the kernel kills the largest process only).
+       * @param {string} childName
+       * @param {{ memoryMax?: number, milliCpu?: number, oomGroup?: boolean }} [options]
+       */
+      child: (childName, { memoryMax, milliCpu, oomGroup = false } = {}) => {
         const memoryDir = join(memoryParent, childName);
         const cpuDir = join(cpuParent, childName);
         for (const dir of new Set([memoryDir, cpuDir])) mkdirSync(dir);
@@ -95,6 +101,7 @@ export function cgroupTree(prefix) {
             String(memoryMax),
           );
         if (milliCpu !== undefined) setCpu(cpuDir, milliCpu);
+        if (oomGroup && version === 2) writeFileSync(join(memoryDir, 'memory.oom.group'), '1');
         const procs = [...new Set([memoryDir, cpuDir])].map((dir) => join(dir, 'cgroup.procs'));
         const read = (file) => readFileSync(join(memoryDir, file), 'utf8');
         return {

@@ -75,7 +75,7 @@ export function renderFleet(fleet, info, resources) {
     '',
     `Companion, pod 0 (started first, the binary and build just dropped from the page cache): cgroup usage ${f1(c.usageFirst)} MiB of which mapped file pages ${f1(c.mappedFirst)} MiB; working set at idle (1 s after start, before probes) ${f1(s.idleWsFirst)} MiB, other pods ${f1(s.idleWsOthers)} MiB.`,
     '',
-    `**Worst burst** (${b.seconds} s, ${'256 + 8'} probes in flight on each of the four ports against an app that never answers; companion in a memory cgroup limited to ${f1(b.limitMiB)} MiB): working set idle ${f1(b.idle)} MiB, peak ${f1(b.peak)} MiB, 5 s after ${f1(b.after)} MiB; OOM kills ${b.oomKills}, companion ${b.running ? 'still running' : '**killed**'}. Probes sent: ${burst.join('; ')}.`,
+    `**Worst burst** (${b.seconds} s, ${'256 + 8'} probes in flight on each of the four ports against an app that never answers; companion in a memory cgroup limited to ${f1(b.limitMiB)} MiB): working set idle ${f1(b.idle)} MiB, peak ${f1(b.peak)} MiB, 5 s after ${f1(b.after)} MiB; OOM kills ${b.oomKills}, companion ${b.running ? 'still running' : b.restarts > 0 ? `serve **restarted ${b.restarts} times** by its supervisor` : '**killed**'}. Probes sent: ${burst.join('; ')}.`,
     ...(b.unlimited === undefined
       ? []
       : [

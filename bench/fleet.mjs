@@ -2,8 +2,9 @@
 // namespace (bench/pods.mjs) with examples/app.mjs (run by the bench's own Node: the app is another image), the
 // companion (`serve` with examples/probes.json: an HTTP, a TCP and a gRPC probe), a raw node:http server doing the
 // Go osm-healthcheck's whole job (bench/floor.mjs: TCP checks on /osm-healthcheck), and an idle `node -e`: all
-// three from one copy of the Node binary under test, so their shared pages are shared as on a node. Each process
-// has a memory cgroup of its own (bench/cgroup-tree.mjs), for its working set as kubelet counts it. Before each run
+// three from one copy of the Node binary under test, so their shared pages are shared as on a node. The companion
+// runs as the image runs it, under its supervisor (image/supervise.sh: a POSIX sh whose child is serve), and its
+// memory is the two processes' together. Each process has a memory cgroup of its own (bench/cgroup-tree.mjs), for its working set as kubelet counts it. Before each run
 // the binary and the build are dropped from the page cache and the companions start one after another, pod 0
 // first: the first pod on a node faults the image's pages into its own cgroup, the others find them there.
 
@@ -11,9 +12,9 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runBurst } from './burst.mjs';
 import { cgroupTree } from './cgroup-tree.mjs';
-import { buildWith, dropFromPageCache } from './node-builds.mjs';
+import { buildWith, companionArgv, dropFromPageCache } from './node-builds.mjs';
 import { makePod } from './pods.mjs';
-import { firstJsonLine, lineContaining, spawnCommand, stop } from './procs.mjs';
+import { firstJsonLine, lineContaining, processTree, spawnCommand, stop } from './procs.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const MiB = 2 ** 20;
@@ -39,6 +40,13 @@ export const ROUND_TARGETS = [
 /** Reads /proc/PID/smaps_rollup. */
 export const smapsText = (pid) => readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
 
+/** `smaps` of every process of PID's tree, summed: a supervised companion's RSS, PSS and private memory. */
+function treeSmaps(smaps, pid) {
+  const parts = processTree(pid).map(smaps);
+  const sum = (key) => parts.reduce((total, part) => total + part[key], 0);
+  return { rss: sum('rss'), pss: sum('pss'), private: sum('private') };
+}
+
 /** Starts examples/app.mjs in `pod` with the bench's Node; resolves once it listens. */
 export async function startApp(pod) {
   const app = spawnCommand(pod.run([process.execPath, resolve('examples/app.mjs')]));
@@ -60,8 +68,9 @@ async function fleetRun({ build, tree, k, rounds, periodMs, run, smaps }) {
     dropFromPageCache([build.node, join(build.dir, 'dist')]);
     for (const [i, pod] of pods.entries()) {
       const cg = tree.child(`run${run}-companion${i}`);
-      const argv = [build.node, build.cli, 'serve'];
-      const child = spawnCommand(cg.wrap(pod.run(argv)), { OSM_HEALTHCHECK_PROBES: JSON.stringify(table) });
+      const child = spawnCommand(cg.wrap(pod.run(companionArgv(build))), {
+        OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
+      });
       // One at a time, so pod 0's companion is the one that faults the shared pages in.
       await lineContaining(child, '"msg":"serving"');
       procs.companion.push({ child, cg });
@@ -100,7 +109,7 @@ async function fleetRun({ build, tree, k, rounds, periodMs, run, smaps }) {
       if (s > 0) await sleep(1000);
       for (const kind of KINDS) {
         procs[kind].forEach(({ child, cg }, pod) => {
-          samples[kind].push({ pod, smaps: smaps(child.pid), ...inMiB(cg.memory()) });
+          samples[kind].push({ pod, smaps: treeSmaps(smaps, child.pid), ...inMiB(cg.memory()) });
         });
       }
     }

@@ -49,6 +49,9 @@ export function benchNodes(given) {
   return nodes;
 }
 
+/** The companion of `build` as the image starts it: image/supervise.sh (tini's child) runs serve as its child. */
+export const companionArgv = (build) => ['sh', resolve('image/supervise.sh'), build.node, build.cli, 'serve'];
+
 /**
  * A build of the companion by `node` in bench/.tmp/build-<version>-<pid>: src/, scripts/ and package.json copied,
  * node_modules hard-linked (esbuild checks inputs by their path under the build's directory), then

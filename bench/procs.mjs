@@ -26,7 +26,7 @@ function hasTaskset() {
 // Every child still running when the bench exits, also on a crash, is killed with it.
 const children = new Set();
 process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
+  for (const child of children) killTree(child.pid);
 });
 
 /**
@@ -149,6 +149,24 @@ export function cpuMicros(pid) {
 
 export async function stop(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGKILL');
+  killTree(child.pid);
   await once(child, 'exit');
+}
+
+/** PID and its descendants (/proc/PID/task/PID/children), PID first: a supervised companion is two processes. */
+export function processTree(pid) {
+  let children = '';
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+  } catch {}
+  return [pid, ...(children === '' ? [] : children.split(' ').flatMap((c) => processTree(Number(c))))];
+}
+
+/** SIGKILL to PID and every descendant, found before any dies (an orphan would be reparented out of reach). */
+function killTree(pid) {
+  for (const p of processTree(pid)) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {}
+  }
 }

@@ -149,17 +149,19 @@ else
   mkdir -p "$image/etc/ssl/certs"
   cp /etc/ssl/certs/ca-certificates.crt "$image/etc/ssl/certs/" 2>/dev/null || echo "!!! no CA bundle here" >&2
 fi
-step "final stage: /usr/local/bin/node from the node stage, /app/dist from the build stage, /app/init"
+step "final stage: /usr/local/bin/node from the node stage, /app/dist from the build stage, /app/init, /app/supervise.sh"
 mkdir -p "$image/usr/local/bin" "$image/app"
 cp "$work/node/node" "$image/usr/local/bin/node"
 cp -R "$work/src/dist" "$image/app/dist"
 cp -R "$root/init" "$image/app/init"
+cp "$root/image/supervise.sh" "$image/app/supervise.sh"
 fi
 
-# The image's environment and nothing else; commands run through it as the image's entrypoint (minus tini).
+# The image's environment and nothing else; commands run through it as the image's entrypoint (minus tini):
+# supervise.sh, which runs serve under its supervision and execs the rest.
 # Arrays, not functions: a backgrounded function would be a subshell, and $! its pid rather than the command's.
 if [ -z "$rootfs" ]; then
-  cli=("$image/usr/local/bin/node" "$image/app/dist/cli.mjs")
+  cli=(sh "$image/app/supervise.sh" "$image/usr/local/bin/node" "$image/app/dist/cli.mjs")
   as_user=()
   files=$work files_host=$work
 else
@@ -185,7 +187,7 @@ else
   in_image='mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" &&
     exec env -u OHC_USER chroot ${OHC_USER:+--userspec=$OHC_USER} "$0" "$@"'
   run_in=(unshare --mount -- sh -c "$in_image" "$image")
-  cli=("${run_in[@]}" /usr/local/bin/node /app/dist/cli.mjs)
+  cli=("${run_in[@]}" /app/supervise.sh /usr/local/bin/node /app/dist/cli.mjs)
   # What runs in the image besides node, run there: a shell and sleep (the webhook's preStop), tini, iptables
   # with both backends and ip6tables (through the update-alternatives links too); and the CA bundle.
   # Under qemu the nft tools (and the iptables links to them) cannot run even --version: they open a netlink

@@ -87,6 +87,12 @@ export const OPT_OUT_ANNOTATION = 'osm-healthcheck/rewrite-probes';
 export const SHUTDOWN_GRACE_ENV = 'OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS';
 
 /**
+ * How many times the image's supervisor (image/supervise.sh) restarted serve in this container: it tells each
+ * serve it starts, and /metrics counts it (osm_healthcheck_restarts_total).
+ */
+export const RESTARTS_ENV = 'OSM_HEALTHCHECK_RESTARTS';
+
+/**
  * The companion's user: non-root, and distinct from the mesh proxy's (osm-edge 1500, Istio 1337). inject runs the
  * companion as this user and init lets this user's connections to the app past the mesh's outbound redirect.
  */

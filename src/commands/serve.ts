@@ -9,10 +9,11 @@ import { lazyExposition } from '../metrics/load-exposition.js';
 import { Recorder } from '../metrics/recorder.js';
 import { parseListenPorts, parsePortRanges, portSet } from '../ports.js';
 import { preloadProbers, runProbe } from '../probe/run.js';
-import { DEFAULT_PORTS, LISTENER_ROLES, PROBES_ENV, SHUTDOWN_GRACE_ENV } from '../scheme.js';
+import { DEFAULT_PORTS, LISTENER_ROLES, PROBES_ENV, RESTARTS_ENV, SHUTDOWN_GRACE_ENV } from '../scheme.js';
 import { buildApp } from '../server/app.js';
 import { appPorts, DEFAULT_SHUTDOWN_GRACE_SECONDS, parseShutdownGrace } from '../server/app-gone.js';
 import { type Listeners, listen } from '../server/listeners.js';
+import { parseRestarts } from '../server/restarts.js';
 import { allowedPorts, passthroughPort } from '../server/routing.js';
 import { stopOnSignals } from '../server/shutdown.js';
 import { describeHandler } from '../table/describe.js';
@@ -42,7 +43,8 @@ Flags (each also read from the environment variable shown; flags win):
                          inject sets the pod's terminationGracePeriodSeconds)
   --help, --version
 
-Probes run against env POD_IP when set (what kubelet dials), else 127.0.0.1.
+Probes run against env POD_IP when set (what kubelet dials), else 127.0.0.1. Env ${RESTARTS_ENV}: how many
+times the image's supervisor restarted serve in this container (osm_healthcheck_restarts_total on /metrics).
 
 On SIGTERM with a probe table, serve keeps answering every probe (and /healthz) until none of the table's ports
 accepts a connection any more (polled every 250 ms) or the grace is over; then it stops accepting, lets in-flight
@@ -82,6 +84,7 @@ async function run(argv: readonly string[]): Promise<void> {
           graceText,
           values['shutdown-grace'] === undefined ? `env ${SHUTDOWN_GRACE_ENV}` : '--shutdown-grace',
         );
+  const restarts = parseRestarts(process.env[RESTARTS_ENV]);
   const table = await loadProbeTable({ file: values.probes, env: process.env[PROBES_ENV] });
 
   await preloadProbers(table === undefined ? [] : entries(table).map((e) => e.handler));
@@ -100,7 +103,7 @@ async function run(argv: readonly string[]): Promise<void> {
     isReady: () => listeners !== undefined && !draining,
     maxProbesPerListener: MAX_PROBES_PER_LISTENER,
     recorder,
-    exposition: lazyExposition(recorder, { version: pkg.version }),
+    exposition: lazyExposition(recorder, { version: pkg.version, restarts }),
   });
   try {
     listeners = await listen({
@@ -149,6 +152,7 @@ async function run(argv: readonly string[]): Promise<void> {
       target: targetHost,
       probes: table === undefined ? null : entries(table).map(describeEntry),
       allowedPorts: table === undefined ? (allowedText ?? 'any') : 'the probe table ports',
+      restarts,
     },
     table === undefined ? 'serving header-driven probes only (no probe table)' : 'serving',
   );

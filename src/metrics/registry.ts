@@ -25,6 +25,8 @@ export interface Exposition {
 export interface ExpositionOptions {
   /** The companion's version (package.json), for build_info. */
   version: string;
+  /** Times the image's supervisor restarted serve in this container before this one (RESTARTS_ENV). */
+  restarts: number;
 }
 
 type Labels = Record<string, string | number>;
@@ -95,6 +97,11 @@ export function createExposition(recorder: Recorder, options: ExpositionOptions)
     ['outcome'],
     () => recorder.headerCheckOutcomes(),
   );
+  new Counter({
+    name: `${METRIC_PREFIX}restarts_total`,
+    help: "Times serve exited (crash, OOM kill) and the image's supervisor restarted it in this container; kubelet's own restarts of the container start it again at 0.",
+    registers,
+  }).inc(options.restarts);
   new Gauge({
     name: `${METRIC_PREFIX}build_info`,
     help: 'Always 1; the labels say which companion and which Node.js runs.',

@@ -29,8 +29,24 @@ export const PORT_NAMES: Readonly<Record<ListenerRole, string>> = {
 const HEALTHZ = { httpGet: { path: HEALTHZ_PATH, port: DEFAULT_PORTS.healthcheck } };
 
 /**
+ * The companion's own liveness: a stuck event loop (the process alive, nothing answered) is killed and restarted
+ * by kubelet long before the app's liveness probes, answered by the companion, fail their threshold (Kubernetes'
+ * defaults: 3 × 10 s). /healthz costs no probe of the app, so a short period is cheap; three misses at 2 s, 1 s
+ * each, detect a hang in 5-7 s. The probe-level grace (GA since 1.25) lets kubelet SIGKILL the hung companion 1 s
+ * after its SIGTERM instead of after the pod's grace, which still governs pod deletion and so the stop order
+ * (DESIGN.md §5). Crashes and OOM kills never reach kubelet: the image's supervisor restarts serve in place
+ * (image/supervise.sh, docs/companion-failures.md).
+ */
+export const COMPANION_LIVENESS = {
+  periodSeconds: 2,
+  timeoutSeconds: 1,
+  failureThreshold: 3,
+  terminationGracePeriodSeconds: 1,
+} as const;
+
+/**
  * The companion's postStart hook. Exec hooks run their command as is, without the image's entrypoint
- * (`tini -- node /app/dist/cli.mjs`, Dockerfile), so the hook names node and the CLI itself.
+ * (`tini -- /app/supervise.sh node /app/dist/cli.mjs`, Dockerfile), so the hook names node and the CLI itself.
  */
 export const WAIT_COMMAND: readonly string[] = ['node', '/app/dist/cli.mjs', 'wait'];
 
@@ -85,7 +101,7 @@ export function companionContainer({
       seccompProfile: { type: 'RuntimeDefault' },
     },
     startupProbe: { ...structuredClone(HEALTHZ), periodSeconds: 1, failureThreshold: 30 },
-    livenessProbe: { ...structuredClone(HEALTHZ), periodSeconds: 10, failureThreshold: 3 },
+    livenessProbe: { ...structuredClone(HEALTHZ), ...COMPANION_LIVENESS },
   };
 }
 

@@ -52,7 +52,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
     isReady: () => listeners !== undefined,
     maxProbesPerListener: options.maxProbesPerListener ?? 256,
     recorder,
-    exposition: lazyExposition(recorder, { version: '0.0.0-test' }),
+    exposition: lazyExposition(recorder, { version: '0.0.0-test', restarts: 0 }),
   });
   listeners = await listen({
     ports: { liveness: 0, readiness: 0, startup: 0, healthcheck: 0 },

@@ -56,9 +56,9 @@ describe('Dockerfile', () => {
 
   it.each([
     {
-      name: 'tini is PID 1 and runs the CLI, so pod args are subcommands',
+      name: "tini is PID 1 and runs the CLI through serve's supervisor, so pod args are subcommands",
       keyword: 'ENTRYPOINT',
-      want: '["/usr/bin/tini", "--", "node", "/app/dist/cli.mjs"]',
+      want: '["/usr/bin/tini", "--", "/app/supervise.sh", "node", "/app/dist/cli.mjs"]',
     },
     { name: 'the default command is serve', keyword: 'CMD', want: '["serve"]' },
     {
@@ -87,12 +87,13 @@ describe('Dockerfile', () => {
     expect(runCommands(FINAL ?? { name: '', from: '', instructions: [] })).toEqual([]);
   });
 
-  it("copies the runtime root, Node's binary (no npm, npx, corepack, yarn), dist and init: no node_modules", () => {
+  it("copies the runtime root, Node's binary (no npm, npx, corepack, yarn), dist, init and serve's supervisor: no node_modules", () => {
     expect(argsOf('COPY')).toEqual([
       '--from=runtime /rootfs /',
       '--from=node /usr/local/bin/node /usr/local/bin/node',
       '--from=build /src/dist dist',
       'init init',
+      'image/supervise.sh supervise.sh',
     ]);
   });
 

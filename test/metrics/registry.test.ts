@@ -20,7 +20,7 @@ function samples(text: string): Map<string, number> {
 
 async function scraped(record: (r: Recorder) => void = () => {}) {
   const recorder = new Recorder(TABLE);
-  const exposition = createExposition(recorder, { version: '9.8.7' });
+  const exposition = createExposition(recorder, { version: '9.8.7', restarts: 0 });
   record(recorder);
   return samples(await exposition.metrics());
 }
@@ -54,7 +54,13 @@ describe('createExposition', () => {
     expect(s.get(`osm_healthcheck_build_info{version="9.8.7",node_version="${process.versions.node}"}`)).toBe(
       1,
     );
+    expect(s.get('osm_healthcheck_restarts_total')).toBe(0);
     expect([...s.keys()].some((k) => k.startsWith('nodejs_heap_size_used_bytes'))).toBe(true);
+  });
+
+  it("counts the supervisor's restarts of serve it was told at start", async () => {
+    const exposition = createExposition(new Recorder(TABLE), { version: '1.0.0', restarts: 3 });
+    expect(samples(await exposition.metrics()).get('osm_healthcheck_restarts_total')).toBe(3);
   });
 
   it("writes the recorder's histogram exactly: buckets up to the longest timeout, then +Inf, sum and count", async () => {
@@ -89,7 +95,7 @@ describe('createExposition', () => {
 
   it('reads the recorder at each scrape, counters and gauges alike', async () => {
     const recorder = new Recorder(TABLE);
-    const exposition = createExposition(recorder, { version: '1.0.0' });
+    const exposition = createExposition(recorder, { version: '1.0.0', restarts: 0 });
     recorder.gateRefused('startup');
     recorder.inFlight('readiness', 1);
     let s = samples(await exposition.metrics());
@@ -112,7 +118,7 @@ describe('createExposition', () => {
   });
 
   it('serves the text exposition format', () => {
-    expect(createExposition(new Recorder(undefined), { version: '1.0.0' }).contentType).toBe(
+    expect(createExposition(new Recorder(undefined), { version: '1.0.0', restarts: 0 }).contentType).toBe(
       'text/plain; version=0.0.4; charset=utf-8',
     );
   });
@@ -120,7 +126,7 @@ describe('createExposition', () => {
 
 describe('lazyExposition', () => {
   it('makes one exposition, however many scrapes ask for it at once', async () => {
-    const load = lazyExposition(new Recorder(undefined), { version: '1.0.0' });
+    const load = lazyExposition(new Recorder(undefined), { version: '1.0.0', restarts: 0 });
     const loaded = await Promise.all(Array.from({ length: 5 }, () => load()));
     expect(new Set(loaded).size).toBe(1);
     expect(await load()).toBe(loaded[0]);

@@ -438,10 +438,12 @@ describe('the pod around the probes', () => {
     },
   );
 
-  it('the postStart hook runs wait with the CLI the image ships (its entrypoint, without tini)', () => {
+  it("the postStart hook runs wait with the CLI the image ships (its entrypoint, without tini and serve's supervisor, which execs any other subcommand)", () => {
     const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
     const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[];
-    expect(entrypoint.slice(entrypoint.indexOf('--') + 1)).toEqual(WAIT_COMMAND.slice(0, -1));
+    const supervisor = entrypoint.indexOf('--') + 1;
+    expect(entrypoint[supervisor]).toBe('/app/supervise.sh');
+    expect(entrypoint.slice(supervisor + 1)).toEqual(WAIT_COMMAND.slice(0, -1));
     expect(WAIT_COMMAND.at(-1)).toBe('wait');
   });
 
