@@ -100,6 +100,14 @@ export function rewritePodSpec(
   }
   const table = tableDocument(rows);
   if (isEmptyTable(table)) return unchanged(warnings);
+  const outside = outsideAnyMesh(spec);
+  if (outside !== undefined) {
+    // Said only here, where the companion would have answered probes: other such pods are no news.
+    return {
+      ...unchanged([`${resource}: ${outside}`]),
+      placement: { companion: 'untouched', reason: outside, warn: true },
+    };
+  }
 
   const cluster = options.cluster ?? { state: 'unchecked' };
   const placement = decideCompanion({ ...facts, nativeSidecar: options.nativeSidecar, cluster });
@@ -151,6 +159,22 @@ export function rewritePodSpec(
   };
   const changed = !isDeepStrictEqual(spec, result) || Object.keys(added).length > 0;
   return { spec: result, annotations: added, table, warnings, changed, placement: decided };
+}
+
+/**
+ * Pods no mesh touches (Istio, Linkerd and OSM skip them all): with hostNetwork the pod shares the node's network
+ * namespace, so our init container's iptables rules would be the node's and the companion would bind 15901-15904
+ * on the node; a Windows pod refuses our Linux containers (`capabilities` "cannot be set for a windows pod").
+ */
+function outsideAnyMesh(spec: PodSpec): string | undefined {
+  if (spec.hostNetwork === true) {
+    return "left untouched: spec.hostNetwork is true: our init container's iptables rules and the companion's ports 15901-15904 would be the node's, so no mesh touches such pods";
+  }
+  const os = spec.os;
+  if (typeof os === 'object' && os !== null && (os as { name?: unknown }).name === 'windows') {
+    return 'left untouched: spec.os.name is windows: the companion and its init container are Linux containers, so no mesh touches such pods';
+  }
+  return undefined;
 }
 
 /** The pod's terminationGracePeriodSeconds, Kubernetes' default when unset. */
