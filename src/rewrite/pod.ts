@@ -14,10 +14,11 @@ import {
 } from './companion.js';
 import { defaultContainerAnnotations } from './default-container.js';
 import { decideInterception } from './interception.js';
-import { type FieldPath, ManifestError } from './manifest-error.js';
+import { AnnotationError, type FieldPath, ManifestError } from './manifest-error.js';
 import { ownedContainer } from './owned-container.js';
 import { decideProbe, probeField } from './probe.js';
-import { podResources } from './resources.js';
+import { fitResources } from './resource-fit.js';
+import { checkResourceAnnotations } from './resources.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
 import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
 import type { Container, PodSpec, RewriteOptions, RewriteResult } from './types.js';
@@ -66,7 +67,7 @@ export function rewritePodSpec(
   if (isOptedOut(annotations)) return unchanged([]);
 
   const facts = podFacts(spec, annotations, resource);
-  const resources = podResources(annotations, resource);
+  checkResourceAnnotations(annotations, resource);
   const next = structuredClone(spec);
   const containers = locate(next, resource);
   const previous = previousTable(containers, resource);
@@ -142,16 +143,33 @@ export function rewritePodSpec(
     decided = { companion: 'native-sidecar', reason };
   }
   const native = decided.companion === 'native-sidecar';
+  const withInit = interception.bypass === 'init-container';
+  const fit = fitResources({
+    spec,
+    annotations,
+    companionCpuLimit: options.companionCpuLimit,
+    withInit,
+    native,
+    rules: options.namespaceRules ?? { state: 'unchecked' },
+    cluster,
+  });
+  if (fit.fit === 'invalid') throw new AnnotationError(resource, fit.invalid.annotation, fit.invalid.problem);
+  if (fit.fit === 'untouched') {
+    // As for Pod Security: the pod as it came, rather than one its namespace's rules refuse.
+    return {
+      ...unchanged([`${resource}: ${fit.reason}`]),
+      placement: { companion: 'untouched', reason: fit.reason, warn: true },
+    };
+  }
   const shutdownGraceSeconds = graceSeconds(next, resource);
   const companion = companionContainer({
     image: options.image,
     table,
     native,
     shutdownGraceSeconds,
-    resources,
+    resources: fit.companion,
   });
-  const withInit = interception.bypass === 'init-container';
-  const init = withInit ? initContainer(options.image, resources) : undefined;
+  const init = fit.init === undefined ? undefined : initContainer(options.image, fit.init);
   const result = withCompanion(next, companion, native, init);
   const added = {
     ...defaultContainerAnnotations(result, annotations),

@@ -4,15 +4,14 @@
 // the API server checks (admission-rules.ts). Where nothing fits, the pod is left untouched with a warning that
 // names the rule; a value an annotation pins that cannot fit is an error at that annotation.
 
-import { admissionViolations, admittedShape, type NamespaceRules } from './admission-rules.js';
+import { admissionViolations, type NamespaceRules } from './admission-rules.js';
 import { COMPANION_NAME, INIT_NAME } from './companion.js';
-import { limitItems } from './limit-ranger.js';
 import type { NamespaceRulesKnowledge, Violation } from './namespace-rules.js';
 import type { ClusterKnowledge } from './placement.js';
-import { aggregateParts, type Kind, POD_LEVEL_RESOURCES, type PodShape, shapeOf } from './pod-resources.js';
-import { formatQuantity, parseQuantity, type Quantity } from './quantity.js';
-import { quotaFacts, quotaMatches, USAGE_OF } from './quota.js';
+import { POD_LEVEL_RESOURCES, type PodShape, shapeOf } from './pod-resources.js';
+import { chooseResources, withOurs } from './resource-bounds.js';
 import {
+  type ContainerResources,
   CPU_REQUEST_ANNOTATION,
   decideResources,
   type InvalidAnnotation,
@@ -21,14 +20,9 @@ import {
 } from './resources.js';
 import type { Container, PodSpec } from './types.js';
 
-/** The `resources` of one of our containers; a CPU limit only where a rule or --companion-cpu-limit asks. */
-export interface ContainerResources {
-  requests: { cpu: string; memory: string };
-  limits: { cpu?: string; memory: string };
-}
-
 export type ResourceFit =
-  | { fit: 'declared'; companion: ContainerResources; init: ContainerResources }
+  /** `init`: where the init container is added. */
+  | { fit: 'declared'; companion: ContainerResources; init?: ContainerResources }
   | { fit: 'untouched'; reason: string }
   | { fit: 'invalid'; invalid: InvalidAnnotation };
 
@@ -46,25 +40,7 @@ export interface FitInputs {
   cluster: ClusterKnowledge;
 }
 
-/**
- * Lowest memory limit we lower to where a rule asks for less: twice the 33 MiB of anonymous memory serve reached
- * under floods in the soak (BENCHMARKS.md, "Soak"); its working set idles near 22 MiB. The 320Mi default is for
- * the worst burst serve admits (1024 slow probes in flight), which such a limit gives up.
- */
-export const MEMORY_LIMIT_FLOOR = '64Mi';
-/**
- * The CPU limit we write where a rule demands one and sets no value: serve is one Node thread, so one core
- * throttles nothing but V8's helper threads.
- */
-export const DEMANDED_CPU_LIMIT = '1';
-
 const OURS = new Set([COMPANION_NAME, INIT_NAME]);
-
-function quantity(text: string): Quantity {
-  const parsed = parseQuantity(text);
-  if ('invalid' in parsed) throw new Error(`${text}: ${parsed.invalid}`);
-  return parsed;
-}
 
 /** Pure, table-tested (test/rewrite/resource-fit.test.ts). */
 export function fitResources(inputs: FitInputs): ResourceFit {
@@ -95,10 +71,10 @@ export function fitResources(inputs: FitInputs): ResourceFit {
     'limits.cpu': inputs.companionCpuLimit !== undefined,
   };
   const fitted = (who: 'companion' | 'init') =>
-    fitContainer({ who, wanted, pinned, base, rules, worlds, native: inputs.native });
+    chooseResources({ who, wanted, pinned, base, rules, worlds, native: inputs.native });
   const companion = fitted('companion');
-  const init = inputs.withInit ? fitted('init') : companion;
-  const patched = withOurs(base, companion, inputs.withInit ? init : undefined, inputs.native);
+  const init = inputs.withInit ? fitted('init') : undefined;
+  const patched = withOurs(base, companion, init, inputs.native);
   for (const podLevel of worlds) {
     const before = new Set(admissionViolations(base, rules, podLevel).map((v) => v.key));
     const ours = admissionViolations(patched, rules, podLevel).filter((v) => !before.has(v.key));
@@ -114,7 +90,7 @@ export function fitResources(inputs: FitInputs): ResourceFit {
     }
     return { fit: 'untouched', reason: `left untouched: ${first.message}` };
   }
-  return { fit: 'declared', companion, init };
+  return { fit: 'declared', companion, ...(init === undefined ? {} : { init }) };
 }
 
 const ANNOTATIONS: Readonly<
@@ -155,219 +131,6 @@ function withoutOurs(spec: PodSpec): PodSpec {
   const next: PodSpec = { ...spec, containers: notOurs(spec.containers) ?? [] };
   if (spec.initContainers !== undefined) next.initContainers = notOurs(spec.initContainers);
   return next;
-}
-
-/** Our containers where the rewrite puts them (pod.ts withCompanion), with nothing but their resources. */
-export function withOurs(
-  base: PodSpec,
-  companion: ContainerResources,
-  init: ContainerResources | undefined,
-  native: boolean,
-): PodSpec {
-  const ours = { name: COMPANION_NAME, resources: companion };
-  return {
-    ...base,
-    initContainers: [
-      ...(init === undefined ? [] : [{ name: INIT_NAME, resources: init }]),
-      ...(native ? [{ ...ours, restartPolicy: 'Always' }] : []),
-      ...(base.initContainers ?? []),
-    ],
-    containers: [...(native ? [] : [ours]), ...(base.containers ?? [])],
-  };
-}
-
-interface FitContainer {
-  who: 'companion' | 'init';
-  wanted: ContainerResources;
-  pinned: Readonly<Record<string, boolean>>;
-  base: PodSpec;
-  rules: NamespaceRules;
-  worlds: readonly boolean[];
-  native: boolean;
-}
-
-/** min/max of optional bounds: undefined is "no bound". */
-const least = (...values: (bigint | undefined)[]) =>
-  values.reduce<bigint | undefined>(
-    (a, b) => (b === undefined ? a : a === undefined || b < a ? b : a),
-    undefined,
-  );
-const most = (...values: (bigint | undefined)[]) =>
-  values.reduce<bigint | undefined>(
-    (a, b) => (b === undefined ? a : a === undefined || b > a ? b : a),
-    undefined,
-  );
-
-function fitContainer(c: FitContainer): ContainerResources {
-  const items = c.rules.limitRanges.flatMap(limitItems).filter((item) => item.type === 'Container');
-  const each = (pick: (item: (typeof items)[number]) => Quantity | undefined) =>
-    items.map(pick).flatMap((q) => (q === undefined ? [] : [q.milli]));
-  const min = (name: string) => most(...each((item) => item.min.get(name)));
-  const max = (name: string) => least(...each((item) => item.max.get(name)));
-  const ratio = (name: string) => least(...each((item) => item.maxLimitRequestRatio.get(name)));
-  // The value LimitRanger writes into a container that declares none (the first LimitRange's wins).
-  const defaultLimit = (name: string) =>
-    items.map((item) => item.default.get(name)).find((q) => q !== undefined);
-  const room = (kind: Kind, name: string) => least(...c.worlds.map((w) => aggregateRoom(c, kind, name, w)));
-  const pod = shapeOf(c.base).pod;
-  // Inside a pod-level budget the pod's own request holds the node's CPU and memory for every container: where
-  // the budget has no more room, we draw less (down to nothing) rather than leave the pod untouched.
-  const shares = (name: string) =>
-    c.worlds.some((w) => w && (pod?.requests.has(name) === true || pod?.limits.has(name) === true));
-
-  const pick = (
-    field: string,
-    want: string,
-    lower: bigint | undefined,
-    upper: bigint | undefined,
-    floor: bigint,
-    format: string,
-  ) => {
-    const wanted = quantity(want);
-    if (c.pinned[field]) return want;
-    let milli = most(wanted.milli, lower) ?? wanted.milli;
-    if (upper !== undefined && milli > upper) milli = most(upper, floor, lower) ?? upper;
-    return milli === wanted.milli ? want : show(milli, format);
-  };
-
-  const cpuRequest = pick(
-    'requests.cpu',
-    c.wanted.requests.cpu,
-    min('cpu'),
-    least(max('cpu'), room('requests', 'cpu')),
-    // Inside a pod-level budget the pod's own request holds the node's CPU for every container: we may draw less.
-    shares('cpu') ? 0n : quantity(c.wanted.requests.cpu).milli,
-    'cpu',
-  );
-  let memoryRequest = pick(
-    'requests.memory',
-    c.wanted.requests.memory,
-    min('memory'),
-    least(max('memory'), room('requests', 'memory')),
-    shares('memory') ? 0n : quantity(c.wanted.requests.memory).milli,
-    'memory',
-  );
-  const request = () => quantity(memoryRequest).milli;
-  const podLimit = (name: string) =>
-    least(...c.worlds.map((w) => (w ? pod?.limits.get(name)?.milli : undefined)));
-  const ratioBound = (name: string, of: bigint) => {
-    const r = ratio(name);
-    return r === undefined ? undefined : (of * r) / 1000n;
-  };
-  const memoryFloor =
-    most(least(quantity(c.wanted.limits.memory).milli, quantity(MEMORY_LIMIT_FLOOR).milli), request()) ?? 0n;
-  const memoryLimit = pick(
-    'limits.memory',
-    c.wanted.limits.memory,
-    most(min('memory'), request()),
-    least(max('memory'), podLimit('memory'), room('limits', 'memory'), ratioBound('memory', request())),
-    memoryFloor,
-    'memory',
-  );
-  // A limit still above ratio x request: the request moves up to meet it, where nothing pins or bounds it.
-  const memoryRatio = ratio('memory');
-  if (memoryRatio !== undefined && !c.pinned['requests.memory']) {
-    const needed = (quantity(memoryLimit).milli * 1000n + memoryRatio - 1n) / memoryRatio;
-    const upper = least(max('memory'), room('requests', 'memory'));
-    if (needed > request() && (upper === undefined || needed <= upper))
-      memoryRequest = show(needed, 'memory');
-  }
-
-  const cpu = quantity(cpuRequest).milli;
-  const cpuLower = most(min('cpu'), cpu);
-  const cpuUpper = least(max('cpu'), podLimit('cpu'), room('limits', 'cpu'), ratioBound('cpu', cpu));
-  const clamp = (value: bigint) => {
-    const raised = most(value, cpuLower) ?? value;
-    return cpuUpper !== undefined && raised > cpuUpper ? (most(cpuUpper, cpuLower) ?? cpuUpper) : raised;
-  };
-  let cpuLimit = c.wanted.limits.cpu;
-  if (cpuLimit === undefined) {
-    const landing = defaultLimit('cpu');
-    if (landing !== undefined) {
-      const fits = clamp(landing.milli) === landing.milli;
-      if (!fits) cpuLimit = show(clamp(landing.milli), 'cpu');
-    } else if (demandsCpuLimit(c)) {
-      cpuLimit = show(clamp(quantity(DEMANDED_CPU_LIMIT).milli), 'cpu');
-    }
-  }
-  return {
-    requests: { cpu: cpuRequest, memory: memoryRequest },
-    limits: { ...(cpuLimit === undefined ? {} : { cpu: cpuLimit }), memory: memoryLimit },
-  };
-}
-
-const ZERO: ContainerResources = { requests: { cpu: '0', memory: '0' }, limits: { cpu: '0', memory: '0' } };
-
-/**
- * The most `who` may add to the pod's aggregate `kind` of `name` under the rules that bound the aggregate: the
- * pod's own request (`spec.resources`), a LimitRange of type Pod, and every ResourceQuota that matches the pod.
- * The aggregate is max(containers + native sidecars, largest init container + the sidecars before it): the
- * companion adds to the first part (as a native sidecar, to every init container after it too), our init
- * container, first of all, only competes in the second. A bound the pod fails without us is not ours to meet.
- */
-function aggregateRoom(c: FitContainer, kind: Kind, name: string, podLevel: boolean): bigint | undefined {
-  const placeholders = withOurs(c.base, ZERO, ZERO, c.native);
-  const parts = aggregateParts(admittedShape(placeholders, c.rules, podLevel), kind);
-  const sum = parts.sum.get(name)?.milli ?? 0n;
-  const initMax = parts.initMax.get(name)?.milli ?? 0n;
-  const before = sum > initMax ? sum : initMax;
-  const taken = c.who === 'init' ? 0n : c.native ? before : sum;
-  const pod = shapeOf(c.base).pod;
-  const podSets =
-    podLevel &&
-    (kind === 'requests' ? pod?.requests.has(name) || pod?.limits.has(name) : pod?.limits.has(name));
-  const bounds: (bigint | undefined)[] = [];
-  if (podLevel && kind === 'requests') bounds.push((pod?.requests.get(name) ?? pod?.limits.get(name))?.milli);
-  if (!podSets) {
-    for (const item of c.rules.limitRanges.flatMap(limitItems)) {
-      if (item.type === 'Pod') bounds.push(item.max.get(name)?.milli);
-    }
-    const guess = shapeOf(withOurs(c.base, c.wanted, c.wanted, c.native));
-    for (const quota of c.rules.resourceQuotas) {
-      if (!quotaMatches(quota, withOurs(c.base, c.wanted, c.wanted, c.native), guess, podLevel)) continue;
-      const { hard, used } = quotaFacts(quota);
-      for (const [resource, limit] of hard) {
-        const usage = USAGE_OF[resource];
-        if (usage?.kind !== kind || usage.name !== name) continue;
-        bounds.push(limit.milli - (used.get(resource)?.milli ?? 0n));
-      }
-    }
-  }
-  const room = least(
-    ...bounds
-      .filter((bound) => bound !== undefined && bound >= before)
-      .map((bound) => (bound as bigint) - taken),
-  );
-  return room === undefined || room >= 0n ? room : 0n;
-}
-
-/** A CPU limit some rule makes every container declare, with no default LimitRanger would write. */
-function demandsCpuLimit(c: FitContainer): boolean {
-  const items = c.rules.limitRanges.flatMap(limitItems);
-  if (
-    items.some(
-      (item) => item.type === 'Container' && (item.max.has('cpu') || item.maxLimitRequestRatio.has('cpu')),
-    )
-  ) {
-    return true;
-  }
-  const patched = withOurs(c.base, c.wanted, c.wanted, c.native);
-  const shape = shapeOf(patched);
-  return c.worlds.some(
-    (podLevel) =>
-      !(
-        podLevel && POD_LEVEL_RESOURCES.some((n) => shape.pod?.requests.has(n) || shape.pod?.limits.has(n))
-      ) &&
-      c.rules.resourceQuotas.some(
-        (quota) => quotaFacts(quota).hard.has('limits.cpu') && quotaMatches(quota, patched, shape, podLevel),
-      ),
-  );
-}
-
-/** Thousandths as the API server writes them: cpu in decimal SI, memory in binary SI (whole bytes). */
-function show(milli: bigint, resource: string): string {
-  if (resource === 'memory') return formatQuantity({ milli: milli - (milli % 1000n), format: 'BinarySI' });
-  return formatQuantity({ milli, format: 'DecimalSI' });
 }
 
 function brief(text: string): string {

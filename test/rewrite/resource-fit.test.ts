@@ -9,8 +9,9 @@ import type {
   ResourceList,
 } from '../../src/rewrite/namespace-rules.js';
 import type { ClusterKnowledge } from '../../src/rewrite/placement.js';
-import { type ContainerResources, type FitInputs, fitResources } from '../../src/rewrite/resource-fit.js';
+import { type FitInputs, fitResources } from '../../src/rewrite/resource-fit.js';
 import {
+  type ContainerResources,
   CPU_REQUEST_ANNOTATION as CPU,
   MEMORY_LIMIT_ANNOTATION as LIMIT,
 } from '../../src/rewrite/resources.js';
