@@ -80,13 +80,12 @@ export function fitResources(inputs: FitInputs): ResourceFit {
     const ours = admissionViolations(patched, rules, podLevel).filter((v) => !before.has(v.key));
     const [first] = ours;
     if (first === undefined) continue;
-    const annotation = pinnedAnnotation(first, pinned);
-    if (annotation !== undefined) {
-      const value = annotation.value(decided.resources);
-      return {
-        fit: 'invalid',
-        invalid: { annotation: annotation.name, problem: `${value} cannot fit: ${first.message}` },
-      };
+    // A value an annotation pins is the cause wherever one of them is refused: the error goes to it.
+    for (const violation of ours) {
+      const annotation = pinnedAnnotation(violation, pinned);
+      if (annotation === undefined) continue;
+      const problem = `${annotation.value(decided.resources)} cannot fit: ${violation.message}`;
+      return { fit: 'invalid', invalid: { annotation: annotation.name, problem } };
     }
     return { fit: 'untouched', reason: `left untouched: ${first.message}` };
   }

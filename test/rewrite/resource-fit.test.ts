@@ -345,6 +345,14 @@ describe('fitResources: beyond the table', () => {
       problem:
         '512Mi cannot fit: LimitRange "max" (namespace "shop"): maximum memory usage per Container is 128Mi, but limit is 512Mi (container osm-healthcheck)',
     },
+    {
+      name: 'a memory limit annotation below a LimitRange min (our request, raised to it, is refused too)',
+      annotations: { [LIMIT]: '48Mi' },
+      rules: known([limitRange('min', { type: 'Container', min: { memory: '64Mi' } })]),
+      annotation: LIMIT,
+      problem:
+        '48Mi cannot fit: LimitRange "min" (namespace "shop"): minimum memory usage per Container is 64Mi, but limit is 48Mi (container osm-healthcheck)',
+    },
   ])('$name: refused at the annotation', ({ annotations, rules, annotation, problem }) => {
     expect(fitted({ annotations, rules })).toEqual({ fit: 'invalid', invalid: { annotation, problem } });
   });
