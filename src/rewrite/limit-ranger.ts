@@ -76,57 +76,36 @@ export function withLimitRangeDefaults(shape: PodShape, limitRanges: readonly Li
 const show = formatQuantity;
 
 /** minConstraint, maxConstraint, limitRequestRatioConstraint: the API server's wording. */
-function check(
-  item: LimitItem,
-  requests: Amounts,
-  limits: Amounts,
-): { name: string; field: string; message: string }[] {
-  const found: { name: string; field: string; message: string }[] = [];
+function check(item: LimitItem, requests: Amounts, limits: Amounts): { field: string; message: string }[] {
+  const found: { field: string; message: string }[] = [];
+  const refuse = (field: string, message: string) => found.push({ field, message });
   const per = `per ${item.type}`;
   for (const [name, min] of item.min) {
     const request = requests.get(name);
     const limit = limits.get(name);
     if (request === undefined) {
-      found.push({
-        name,
-        field: `requests.${name}`,
-        message: `minimum ${name} usage ${per} is ${show(min)}.  No request is specified`,
-      });
+      refuse(`requests.${name}`, `minimum ${name} usage ${per} is ${show(min)}.  No request is specified`);
     } else if (min.milli > request.milli) {
-      found.push({
-        name,
-        field: `requests.${name}`,
-        message: `minimum ${name} usage ${per} is ${show(min)}, but request is ${show(request)}`,
-      });
+      refuse(
+        `requests.${name}`,
+        `minimum ${name} usage ${per} is ${show(min)}, but request is ${show(request)}`,
+      );
     } else if (limit !== undefined && min.milli > limit.milli) {
-      found.push({
-        name,
-        field: `limits.${name}`,
-        message: `minimum ${name} usage ${per} is ${show(min)}, but limit is ${show(limit)}`,
-      });
+      refuse(`limits.${name}`, `minimum ${name} usage ${per} is ${show(min)}, but limit is ${show(limit)}`);
     }
   }
   for (const [name, max] of item.max) {
     const request = requests.get(name);
     const limit = limits.get(name);
     if (limit === undefined) {
-      found.push({
-        name,
-        field: `limits.${name}`,
-        message: `maximum ${name} usage ${per} is ${show(max)}.  No limit is specified`,
-      });
+      refuse(`limits.${name}`, `maximum ${name} usage ${per} is ${show(max)}.  No limit is specified`);
     } else if (limit.milli > max.milli) {
-      found.push({
-        name,
-        field: `limits.${name}`,
-        message: `maximum ${name} usage ${per} is ${show(max)}, but limit is ${show(limit)}`,
-      });
+      refuse(`limits.${name}`, `maximum ${name} usage ${per} is ${show(max)}, but limit is ${show(limit)}`);
     } else if (request !== undefined && request.milli > max.milli) {
-      found.push({
-        name,
-        field: `requests.${name}`,
-        message: `maximum ${name} usage ${per} is ${show(max)}, but request is ${show(request)}`,
-      });
+      refuse(
+        `requests.${name}`,
+        `maximum ${name} usage ${per} is ${show(max)}, but request is ${show(request)}`,
+      );
     }
   }
   for (const [name, ratio] of item.maxLimitRequestRatio) {
@@ -134,25 +113,13 @@ function check(
     const limit = limits.get(name);
     const says = `${name} max limit to request ratio ${per} is ${show(ratio)}`;
     if (request === undefined || request.milli === 0n) {
-      found.push({
-        name,
-        field: `requests.${name}`,
-        message: `${says}, but no request is specified or request is 0`,
-      });
+      refuse(`requests.${name}`, `${says}, but no request is specified or request is 0`);
     } else if (limit === undefined || limit.milli === 0n) {
-      found.push({
-        name,
-        field: `limits.${name}`,
-        message: `${says}, but no limit is specified or limit is 0`,
-      });
+      refuse(`limits.${name}`, `${says}, but no limit is specified or limit is 0`);
     } else if (limit.milli * 1000n > request.milli * ratio.milli) {
       // exceedsAllowed: limit > request × ratio, exactly (ratio is in thousandths here).
       const provided = Number((limit.milli * 1_000_000n) / request.milli) / 1_000_000;
-      found.push({
-        name,
-        field: `limits.${name}`,
-        message: `${says}, but provided ratio is ${provided.toFixed(6)}`,
-      });
+      refuse(`limits.${name}`, `${says}, but provided ratio is ${provided.toFixed(6)}`);
     }
   }
   return found;
