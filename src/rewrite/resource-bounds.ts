@@ -53,10 +53,14 @@ export function withOurs(
 export interface BoundsInputs {
   /** Our init container runs first and alone: it only competes with the largest init container. */
   who: 'companion' | 'init';
+  /** The defaults with the pod's annotations (and --companion-cpu-limit's CPU limit). */
   wanted: ContainerResources;
+  /** `requests.cpu`... set by an annotation or the setting: kept as given, judged by resource-fit.ts. */
   pinned: Readonly<Record<string, boolean>>;
+  /** The pod without our containers. */
   base: PodSpec;
   rules: NamespaceRules;
+  /** Pod-level resources counted (true), not (false), or both where the cluster's version does not say. */
   worlds: readonly boolean[];
   native: boolean;
 }

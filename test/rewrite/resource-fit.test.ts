@@ -195,6 +195,15 @@ describe('fitResources: beyond the table', () => {
       init: DEFAULTS,
     },
     {
+      name: 'quota on limits.cpu with 800m left: the companion takes what the app leaves, the init container all of it',
+      inputs: {
+        rules: known([], [quota('cpu', { 'limits.cpu': '2' }, { 'limits.cpu': '1200m' })]),
+        spec: { containers: [app({ cpu: '100m' }, { cpu: '500m' })] },
+      },
+      companion: declared('50m', '32Mi', { cpu: '300m', memory: '320Mi' }),
+      init: declared('50m', '32Mi', { cpu: '800m', memory: '320Mi' }),
+    },
+    {
       name: 'a quota scoped to Terminating pods does not count for a pod without activeDeadlineSeconds',
       inputs: {
         rules: known([], [quota('jobs', { 'requests.cpu': '10m' }, {}, { scopes: ['Terminating'] })]),
