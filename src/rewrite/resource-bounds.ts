@@ -106,7 +106,7 @@ export function chooseResources(c: BoundsInputs): ContainerResources {
     if (c.pinned[field]) return want;
     let milli = most(wanted.milli, lower) ?? wanted.milli;
     if (upper !== undefined && milli > upper) milli = most(upper, floor, lower) ?? upper;
-    return milli === wanted.milli ? want : show(milli, format);
+    return milli === wanted.milli ? want : show(milli, format, milli > wanted.milli);
   };
 
   const cpuRequest = pick(
@@ -145,10 +145,15 @@ export function chooseResources(c: BoundsInputs): ContainerResources {
   // A limit still above ratio x request: the request moves up to meet it, where nothing pins or bounds it.
   const memoryRatio = ratio('memory');
   if (memoryRatio !== undefined && !c.pinned['requests.memory']) {
-    const needed = (quantity(memoryLimit).milli * 1000n + memoryRatio - 1n) / memoryRatio;
+    const exact = (quantity(memoryLimit).milli * 1000n + memoryRatio - 1n) / memoryRatio;
+    // Up to a whole Mi where that still fits: the value reads as the others do.
+    const mebi = 1024n * 1024n * 1000n;
     const upper = least(max('memory'), room('requests', 'memory'));
-    if (needed > request() && (upper === undefined || needed <= upper))
-      memoryRequest = show(needed, 'memory');
+    const rounded = ((exact + mebi - 1n) / mebi) * mebi;
+    const needed = upper === undefined || rounded <= upper ? rounded : exact;
+    if (needed > request() && (upper === undefined || needed <= upper)) {
+      memoryRequest = show(needed, 'memory', true);
+    }
   }
 
   const cpu = quantity(cpuRequest).milli;
@@ -242,8 +247,13 @@ function demandsCpuLimit(c: BoundsInputs): boolean {
   );
 }
 
-/** Thousandths as the API server writes them: cpu in decimal SI, memory in binary SI (whole bytes). */
-function show(milli: bigint, resource: string): string {
-  if (resource === 'memory') return formatQuantity({ milli: milli - (milli % 1000n), format: 'BinarySI' });
-  return formatQuantity({ milli, format: 'DecimalSI' });
+/**
+ * Thousandths as the API server writes them: cpu in decimal SI, memory in binary SI of whole bytes, rounded up
+ * for a value raised to a lower bound and down for one lowered to an upper bound, so it stays within it.
+ */
+function show(milli: bigint, resource: string, up = false): string {
+  if (resource !== 'memory') return formatQuantity({ milli, format: 'DecimalSI' });
+  const rest = milli % 1000n;
+  const bytes = rest === 0n ? milli : milli - rest + (up ? 1000n : 0n);
+  return formatQuantity({ milli: bytes, format: 'BinarySI' });
 }

@@ -176,6 +176,13 @@ describe('fitResources: beyond the table', () => {
       companion: declared('50m', '32Mi', { cpu: '500m', memory: '320Mi' }),
     },
     {
+      name: 'memory ratio 1.5: the limit at its 64Mi floor, the request raised to the next Mi that keeps the ratio',
+      inputs: {
+        rules: known([limitRange('ratio', { type: 'Container', maxLimitRequestRatio: { memory: '1.5' } })]),
+      },
+      companion: declared('50m', '43Mi', { memory: '64Mi' }),
+    },
+    {
       name: 'a default CPU limit below our request: we declare one that keeps our container valid',
       inputs: { rules: known([limitRange('tiny', { type: 'Container', default: { cpu: '20m' } })]) },
       companion: declared('50m', '32Mi', { cpu: '50m', memory: '320Mi' }),
