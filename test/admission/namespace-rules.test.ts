@@ -1,0 +1,130 @@
+// Issue 26 against a real kube-apiserver (test/helpers/envtest.ts): for each namespace rule and pod of the issue's
+// table, a pod the API server admits on its own is admitted once the rewrite has been through it, with the
+// companion where it fits, else untouched with a warning that names the rule; hostNetwork and Windows pods are
+// never changed. The rules are created for real and read back as the webhook would know them; LimitRanger,
+// ResourceQuota, PodSecurity, ValidatingAdmissionPolicy and pod-level validation are the API server's own.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RewriteOptions } from '../../src/rewrite/types.js';
+import { ENVTEST_NEEDS, type Envtest, startEnvtest } from '../helpers/envtest.js';
+import {
+  factsOptions,
+  injectPod,
+  makeNamespace,
+  namespaceFacts,
+  ourContainers,
+  untilRefused,
+} from '../helpers/envtest-namespace.js';
+import { skipWithout } from '../helpers/system-tools.js';
+import { appPod, RULE_CASES, RULE_PROBE } from './rule-cases.js';
+
+const skip = skipWithout('admission against a real kube-apiserver (namespace rules)', ENVTEST_NEEDS);
+
+let env: Envtest;
+
+beforeAll(async () => {
+  env = await startEnvtest();
+  for (const [index, c] of RULE_CASES.entries()) {
+    const namespace = `rule-${index}`;
+    await makeNamespace(env.admin, namespace, c.labels ?? {}, c.rules(namespace));
+    if (c.settles) await untilRefused(env.admin, namespace, RULE_PROBE);
+  }
+}, 120_000);
+afterAll(async () => {
+  await env?.stop();
+});
+
+describe.skipIf(skip)('a pod admitted without us is admitted with us (real kube-apiserver)', () => {
+  it.each(RULE_CASES.map((c, index) => ({ ...c, namespace: `rule-${index}` })))(
+    '$name',
+    async ({ namespace, pod, expected, names, options }) => {
+      const original = pod ?? appPod();
+      const before = await env.admin.dryRunPod(namespace, original);
+      expect(before.admitted ? 'admitted' : before.message, 'the original pod (precondition)').toBe(
+        'admitted',
+      );
+
+      const facts = await namespaceFacts(env.admin, namespace);
+      const { pod: injected, result } = injectPod(original, factsOptions(facts, options));
+      const after = await env.admin.dryRunPod(namespace, injected);
+      expect(after.admitted ? 'admitted' : after.message, 'the injected pod').toBe('admitted');
+
+      const ours = ourContainers(injected);
+      const untouched = !result.changed;
+      if (expected === 'companion') expect(ours).toContain('osm-healthcheck');
+      if (expected === 'untouched') expect(untouched, 'left untouched').toBe(true);
+      if (untouched) {
+        expect(injected).toEqual(original);
+        expect(result.warnings.join('\n'), 'a warning naming the rule').toMatch(names);
+      }
+    },
+  );
+});
+
+describe.skipIf(skip)('a policy we cannot read (ValidatingAdmissionPolicy)', () => {
+  const namespace = 'vap';
+  beforeAll(async () => {
+    const rules = vapRules(namespace);
+    await makeNamespace(env.admin, namespace, {}, rules);
+    await untilRefused(env.admin, namespace, RULE_PROBE);
+  });
+
+  const run = async (options: Partial<RewriteOptions>) => {
+    const original = appPod();
+    const before = await env.admin.dryRunPod(namespace, original);
+    expect(before.admitted ? 'admitted' : before.message, 'the original pod (precondition)').toBe('admitted');
+    const { pod } = injectPod(original, factsOptions(await namespaceFacts(env.admin, namespace), options));
+    return { pod, after: await env.admin.dryRunPod(namespace, pod) };
+  };
+
+  it('refuses the default companion (no CPU limit): the documented reason for the cluster-wide setting', async () => {
+    const { after } = await run({});
+    expect(after.admitted ? 'admitted' : after.message).toMatch(
+      /ValidatingAdmissionPolicy 'limits-required' with binding 'limits-required' denied request: every container must set cpu and memory limits/,
+    );
+  });
+
+  it('admits the companion with the cluster-wide CPU limit (companionCpuLimit)', async () => {
+    const { pod, after } = await run({ companionCpuLimit: '200m' });
+    expect(after.admitted ? 'admitted' : after.message).toBe('admitted');
+    expect(ourContainers(pod)).toEqual(['osm-healthcheck-init', 'osm-healthcheck']);
+  });
+});
+
+/** A policy and its binding: every container and init container sets cpu and memory limits. */
+function vapRules(namespace: string): Record<string, unknown>[] {
+  const limited = `c, has(c.resources) && has(c.resources.limits) && 'cpu' in c.resources.limits && 'memory' in c.resources.limits`;
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'limits-required' },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] },
+          ],
+        },
+        validations: [
+          {
+            expression: `object.spec.containers.all(${limited}) && (!has(object.spec.initContainers) || object.spec.initContainers.all(${limited}))`,
+            message: 'every container must set cpu and memory limits',
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: 'limits-required' },
+      spec: {
+        policyName: 'limits-required',
+        validationActions: ['Deny'],
+        matchResources: {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+        },
+      },
+    },
+  ];
+}
