@@ -14,7 +14,7 @@ export interface KubeReply {
 }
 
 export type DryRun =
-  | { admitted: true; pod: Json; warnings: string[] }
+  | { admitted: true; object: Json; warnings: string[] }
   | { admitted: false; message: string; warnings: string[] };
 
 export class KubeClient {
@@ -95,13 +95,18 @@ export class KubeClient {
   }
 
   /** POST ?dryRun=All of `pod`: what the API server would store, or its refusal. */
-  async dryRunPod(namespace: string, pod: unknown): Promise<DryRun> {
-    const reply = await this.request('POST', `/api/v1/namespaces/${namespace}/pods?dryRun=All`, pod);
+  dryRunPod(namespace: string, pod: unknown): Promise<DryRun> {
+    return this.dryRun(`/api/v1/namespaces/${namespace}/pods`, pod);
+  }
+
+  /** POST ?dryRun=All of `object` to the collection at `path`, or the API server's refusal. */
+  async dryRun(path: string, object: unknown): Promise<DryRun> {
+    const reply = await this.request('POST', `${path}?dryRun=All`, object);
     if (reply.status === 201 || reply.status === 200) {
-      return { admitted: true, pod: reply.body, warnings: reply.warnings };
+      return { admitted: true, object: reply.body, warnings: reply.warnings };
     }
     if (reply.status >= 500 || reply.body.kind !== 'Status') {
-      throw new Error(`dry run in ${namespace}: ${reply.status} ${JSON.stringify(reply.body)}`);
+      throw new Error(`dry run at ${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
     }
     return { admitted: false, message: String(reply.body.message), warnings: reply.warnings };
   }
