@@ -96,6 +96,7 @@ let env: Envtest;
 const facts = new Map<string, NamespaceFacts>();
 
 beforeAll(async () => {
+  if (skip) return;
   env = await startEnvtest();
   for (const [name, labels] of Object.entries(NAMESPACES)) {
     await makeNamespace(env.admin, name, labels, []);
