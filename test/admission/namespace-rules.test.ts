@@ -46,6 +46,10 @@ describe.skipIf(skip)('a pod admitted without us is admitted with us (real kube-
       );
 
       const facts = await namespaceFacts(env.admin, namespace);
+      if (expected === 'annotation') {
+        expect(() => injectPod(original, factsOptions(facts, options))).toThrow(names);
+        return;
+      }
       const { pod: injected, result } = injectPod(original, factsOptions(facts, options));
       const after = await env.admin.dryRunPod(namespace, injected);
       expect(after.admitted ? 'admitted' : after.message, 'the injected pod').toBe('admitted');

@@ -15,9 +15,12 @@ export interface RuleCase {
   /** Admission reads these from an informer: wait until RULE_PROBE is refused before the cases run. */
   settles?: boolean;
   pod?: Pod;
-  /** `either`: the companion, or the pod untouched with a warning; both are admitted. */
-  expected: 'companion' | 'untouched' | 'either';
-  /** What a warning must name when the pod is left untouched. */
+  /**
+   * `either`: the companion, or the pod untouched with a warning; both are admitted. `annotation`: an override
+   * annotation pins a value the rule refuses: an error at the annotation (webhook: untouched, with it as warning).
+   */
+  expected: 'companion' | 'untouched' | 'either' | 'annotation';
+  /** What a warning (or the annotation's error) must name when the pod is left untouched. */
   names: RegExp;
   options?: Partial<RewriteOptions>;
 }
@@ -66,11 +69,11 @@ const limitRange = (item: Json): Json => ({
   spec: { limits: [{ type: 'Container', ...item }] },
 });
 
-const quota = (hard: Record<string, string>, used?: Record<string, string>): Json => ({
+const quota = (hard: Record<string, string>, used?: Record<string, string>, scopes?: string[]): Json => ({
   apiVersion: 'v1',
   kind: 'ResourceQuota',
   metadata: { name: 'adm' },
-  spec: { hard },
+  spec: { hard, ...(scopes ? { scopes } : {}) },
   ...(used ? { status: { used } } : {}),
 });
 
@@ -167,6 +170,27 @@ export const RULE_CASES: RuleCase[] = [
     settles: true,
     expected: 'companion',
     names: QUOTA,
+  },
+  {
+    name: 'ResourceQuota scoped to NotBestEffort pods, on limits.cpu',
+    rules: () => [quota({ 'limits.cpu': '4' }, undefined, ['NotBestEffort'])],
+    settles: true,
+    expected: 'companion',
+    names: QUOTA,
+  },
+  {
+    name: 'LimitRange min cpu 100m, and the cpu-request annotation at 150m',
+    rules: () => [limitRange({ min: { cpu: '100m' } })],
+    pod: appPod({}, { 'osm-healthcheck/cpu-request': '150m' }),
+    expected: 'companion',
+    names: LIMIT_RANGE,
+  },
+  {
+    name: 'LimitRange max memory 128Mi, and the memory-limit annotation at 512Mi',
+    rules: () => [limitRange({ max: { memory: '128Mi' } })],
+    pod: appPod({}, { 'osm-healthcheck/memory-limit': '512Mi' }),
+    expected: 'annotation',
+    names: /osm-healthcheck\/memory-limit/,
   },
   {
     name: "pod-level resources with no room beside the app (the issue's)",
