@@ -161,3 +161,41 @@ describe.skipIf(skip)('the API server calls the webhook', () => {
     },
   );
 });
+
+/** A Deployment of `pod`'s template, as `kubectl apply` sends it. */
+function deployment(pod: Pod): Json {
+  const labels = { app: 'web' };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
+    spec: {
+      selector: { matchLabels: labels },
+      template: { metadata: { labels, annotations: pod.metadata.annotations }, spec: pod.spec },
+    },
+  };
+}
+
+describe.skipIf(skip)('workloads get our warnings, never a patch (kubectl apply shows them)', () => {
+  const deployments = (namespace: string) => `/apis/apps/v1/namespaces/${namespace}/deployments`;
+
+  it('an unresolvable named port', async () => {
+    const pod = appPod();
+    const [web] = pod.spec.containers ?? [];
+    if (web !== undefined) web.livenessProbe = { httpGet: { path: '/healthz', port: 'htpp' } };
+    const result = await env.admin.dryRun(deployments('shop'), deployment(pod));
+    expect(result.admitted ? result.warnings : result.message).toEqual([
+      expect.stringMatching(/^osm-healthcheck: Deployment\/web: .*"htpp"/),
+    ]);
+    const template = (result.admitted ? (result.object.spec as Json).template : {}) as { spec: Pod['spec'] };
+    expect(ourContainers(template)).toEqual([]);
+  });
+
+  it("a Deployment whose pods a namespace's quota leaves no room for us: said at apply, not when pods fail", async () => {
+    const index = RULE_CASES.findIndex((c) => c.name === "ResourceQuota with room for the app's 100m only");
+    const result = await env.admin.dryRun(deployments(namespaceOf(index)), deployment(appPod()));
+    expect(result.admitted ? result.warnings.join('\n') : result.message).toMatch(
+      /^osm-healthcheck: Deployment\/web: .*"adm"/m,
+    );
+  });
+});
