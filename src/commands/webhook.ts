@@ -7,6 +7,7 @@ import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { NATIVE_SIDECAR_VERSIONS } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
+import { formatQuantity, parseQuantity } from '../rewrite/quantity.js';
 import { MUTATE_PATH } from '../webhook/app.js';
 import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import { startWebhook } from '../webhook/server.js';
@@ -58,8 +59,16 @@ Flags (each also read from the environment variable shown; flags win):
                        cannot show (${POD_SECURITY_LEVELS.join('|')}; OSM_HEALTHCHECK_POD_SECURITY_DEFAULT;
                        default privileged, as Kubernetes'). Labels come from a watch of namespaces; above
                        privileged pods get no init container (README "Pod Security")
-  --kube-api URL       the API server: its version, namespaces' Pod Security labels, and self-managed TLS
-                       (OSM_HEALTHCHECK_KUBE_API;
+  --companion-cpu-limit QUANTITY
+                       a CPU limit on the companion and the init container, for admission policies this
+                       webhook cannot read that demand one (ValidatingAdmissionPolicy, Kyverno,
+                       Gatekeeper), e.g. 100m (OSM_HEALTHCHECK_COMPANION_CPU_LIMIT; default none: a CPU
+                       limit throttles probes, and LimitRanges and ResourceQuotas are read and fitted anyway)
+  --kube-api URL       the API server: its version, self-managed TLS, and a list and watch of namespaces
+                       (Pod Security labels), LimitRanges and ResourceQuotas (each namespace's rules) and
+                       nodes (kubelet versions); /readyz waits until all four are listed. Without one (tests,
+                       dev) every namespace enforces --pod-security-default, LimitRanges and ResourceQuotas
+                       are not checked, and kubelet versions are not known (OSM_HEALTHCHECK_KUBE_API;
                        default https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)
   --kube-ca FILE       its CA (OSM_HEALTHCHECK_KUBE_CA; default ${SERVICE_ACCOUNT_DIR}/ca.crt)
   --kube-token-file FILE
@@ -98,6 +107,18 @@ function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): K
   return { url: url.origin, caFile, tokenFile };
 }
 
+/** --companion-cpu-limit in the API server's stored form (`0.5` -> `500m`); empty is none (the chart's default). */
+function cpuLimit(text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined;
+  const parsed = parseQuantity(text);
+  if ('invalid' in parsed)
+    throw new UsageError(`--companion-cpu-limit ${parsed.invalid}, got ${describeValue(text)}`);
+  if (parsed.milli <= 0n) {
+    throw new UsageError(`--companion-cpu-limit must be more than 0, got ${describeValue(text)}`);
+  }
+  return formatQuantity(parsed);
+}
+
 function parseBoolean(text: string, name: string): boolean {
   const value = text.trim().toLowerCase();
   if (value === 'true' || value === '1') return true;
@@ -114,6 +135,7 @@ async function run(argv: readonly string[]): Promise<void> {
     'native-sidecar': { type: 'boolean' },
     'sidecar-containers-gate': { type: 'boolean' },
     'pod-security-default': { type: 'string' },
+    'companion-cpu-limit': { type: 'string' },
     'kube-api': { type: 'string' },
     'kube-ca': { type: 'string' },
     'kube-token-file': { type: 'string' },
@@ -149,6 +171,9 @@ async function run(argv: readonly string[]): Promise<void> {
       `--pod-security-default must be one of ${POD_SECURITY_LEVELS.join(', ')}, got ${describeValue(defaultText)}`,
     );
   }
+  const companionCpuLimit = cpuLimit(
+    flagOrEnv(values['companion-cpu-limit'], 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT'),
+  );
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
@@ -177,7 +202,9 @@ async function run(argv: readonly string[]): Promise<void> {
           },
         }
       : {}),
-    podSecurity: { defaultLevel, ...(api === undefined ? {} : { api }) },
+    podSecurity: { defaultLevel },
+    ...(api === undefined ? {} : { kube: { api } }),
+    ...(companionCpuLimit === undefined ? {} : { companionCpuLimit }),
     log,
   });
   // Kubernetes stops sending admissions once the endpoint is gone (the Deployment's preStop sleep covers the

@@ -5,8 +5,10 @@ import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from '../log.js';
 import { ManifestError } from '../rewrite/manifest-error.js';
-import type { ClusterKnowledge } from '../rewrite/placement.js';
+import type { NamespaceRulesKnowledge } from '../rewrite/namespace-rules.js';
+import type { ClusterKnowledge, KubeletKnowledge } from '../rewrite/placement.js';
 import type { PodSecurityKnowledge } from '../rewrite/pod-security.js';
+import type { RewriteOptions } from '../rewrite/types.js';
 import { admit } from './admit.js';
 import type { KeyPair } from './certificate.js';
 import { admissionReview, parseAdmissionReview } from './review.js';
@@ -21,6 +23,12 @@ export interface WebhookAppOptions {
   cluster: () => ClusterKnowledge;
   /** The Pod Security level a namespace enforces, as known at this admission (namespace-policies.ts). */
   podSecurity: (namespace: string | undefined) => PodSecurityKnowledge;
+  /** The LimitRanges and ResourceQuotas of a namespace, as known at this admission (namespace-rules.ts). */
+  namespaceRules: (namespace: string | undefined) => NamespaceRulesKnowledge;
+  /** The kubelet of the pod's node (spec.nodeName), else the oldest one, as known now (node-kubelets.ts). */
+  kubelets: (nodeName: string | undefined) => KubeletKnowledge;
+  /** --companion-cpu-limit: a canonical CPU quantity for our two containers' limit, or undefined. */
+  companionCpuLimit?: string | undefined;
   log: Logger;
   /** Why /readyz answers 503 (starting, draining, no trusted certificate yet), or undefined when ready. */
   notReady: () => string | undefined;
@@ -92,12 +100,15 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
   app.post(MUTATE_PATH, async (request, reply) => {
     const parsed = parseAdmissionReview(request.body);
     if (!parsed.ok) return rejected(reply, 400, parsed.reason);
-    const { uid, namespace, operation } = parsed.request;
-    const rewrite = {
+    const { uid, namespace, operation, nodeName } = parsed.request;
+    const rewrite: RewriteOptions = {
       image: options.image,
       nativeSidecar: options.nativeSidecar,
       cluster: options.cluster(),
       podSecurity: options.podSecurity(namespace),
+      namespaceRules: options.namespaceRules(namespace),
+      kubelets: options.kubelets(nodeName),
+      ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),
     };
     const { response, summary, error } = admit(parsed.request, rewrite);
     // summary.warnings: all of them, where the response may carry fewer, shortened (src/webhook/warnings.ts).

@@ -60,7 +60,8 @@ export interface KubeAnswer {
 
 /**
  * One request within `timeoutMs`; any status is an answer. Throws an Error naming the request when there is no
- * answer: the CA or token unreadable, connection refused, TLS failure, timeout, or an oversized body.
+ * answer: the CA or token unreadable, connection refused, TLS failure, timeout, or a body over `maxBytes`
+ * (default MAX_BODY; a page of a list is larger: reflector.ts).
  */
 export async function kubeRequest(
   api: KubeApi,
@@ -68,6 +69,7 @@ export async function kubeRequest(
   path: string,
   timeoutMs: number,
   body?: unknown,
+  maxBytes = MAX_BODY,
 ): Promise<KubeAnswer> {
   const { ca, token } = await credentials(api);
   const url = new URL(path, api.url);
@@ -90,7 +92,7 @@ export async function kubeRequest(
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
           text += chunk;
-          if (text.length > MAX_BODY) req.destroy(new Error(`an answer over ${MAX_BODY} bytes`));
+          if (text.length > maxBytes) req.destroy(new Error(`an answer over ${maxBytes} bytes`));
         });
         res.on('end', () => {
           clearTimeout(timer);

@@ -21,6 +21,8 @@ export interface AdmissionRequest {
   subResource?: string;
   /** The object being admitted: for a Pod CREATE, the pod, checked to be an object. */
   object?: unknown;
+  /** A Pod's spec.nodeName: created bound to a node (DaemonSet pods, static pods), it runs on that kubelet. */
+  nodeName?: string;
 }
 
 export interface AdmissionResponse {
@@ -92,6 +94,10 @@ export function parseAdmissionReview(body: unknown): ReviewParse {
   if (typeof subResource === 'string' && subResource !== '') parsed.subResource = subResource;
   if (isPod(gvk) && parsed.operation === 'CREATE' && parsed.subResource === undefined && !isObject(object)) {
     return fail(`request.object must be the Pod being created, got ${brief(object)}`);
+  }
+  const spec = isPod(gvk) && isObject(object) ? object.spec : undefined;
+  if (isObject(spec) && typeof spec.nodeName === 'string' && spec.nodeName !== '') {
+    parsed.nodeName = spec.nodeName;
   }
   return { ok: true, request: parsed };
 }

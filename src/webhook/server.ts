@@ -10,6 +10,8 @@ import type { KeyPair } from './certificate.js';
 import { type Backoff, learnClusterVersion } from './cluster-version.js';
 import type { KubeApi } from './kube-api.js';
 import { watchNamespacePolicies } from './namespace-policies.js';
+import { watchNamespaceRules } from './namespace-rules.js';
+import { watchNodeKubelets } from './node-kubelets.js';
 import type { TlsKeeper, TlsSource } from './tls-source.js';
 
 export interface WebhookOptions {
@@ -27,10 +29,15 @@ export interface WebhookOptions {
    */
   clusterVersion?: { sidecarGate: boolean; fetchVersion: () => Promise<KubeVersion>; backoff?: Backoff };
   /**
-   * Each namespace's Pod Security level: from a watch of namespaces on `api`, `defaultLevel` for those without
-   * the label. Without an API server every namespace is taken to enforce `defaultLevel`.
+   * The API server whose objects the webhook keeps from a list and watch of each: namespaces (Pod Security levels),
+   * LimitRanges and ResourceQuotas (each namespace's rules), nodes (kubelet versions). Absent (tests, dev): every
+   * namespace enforces podSecurity.defaultLevel, namespace rules are not checked, kubelets are not known.
    */
-  podSecurity?: { defaultLevel: PodSecurityLevel; api?: KubeApi; backoff?: Backoff; watchSeconds?: number };
+  kube?: { api: KubeApi; backoff?: Backoff; watchSeconds?: number };
+  /** `defaultLevel`: the Pod Security level of namespaces without the label (--pod-security-default). */
+  podSecurity?: { defaultLevel: PodSecurityLevel };
+  /** --companion-cpu-limit: a CPU limit (canonical quantity) for the companion and the init container. */
+  companionCpuLimit?: string;
   log: Logger;
   /** On close, how long open connections get to carry a last admission (answered, then closed); default 5 s. */
   drainMs?: number;
@@ -70,16 +77,30 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
           ...(clusterVersion.backoff === undefined ? {} : { backoff: clusterVersion.backoff }),
         });
   const podSecurity = options.podSecurity ?? { defaultLevel: 'privileged' };
-  const namespaces =
-    podSecurity.api === undefined
+  const { kube } = options;
+  const watching =
+    kube === undefined
       ? undefined
-      : watchNamespacePolicies({
-          api: podSecurity.api,
-          defaultLevel: podSecurity.defaultLevel,
+      : {
+          api: kube.api,
           log,
-          ...(podSecurity.backoff === undefined ? {} : { backoff: podSecurity.backoff }),
-          ...(podSecurity.watchSeconds === undefined ? {} : { watchSeconds: podSecurity.watchSeconds }),
-        });
+          ...(kube.backoff === undefined ? {} : { backoff: kube.backoff }),
+          ...(kube.watchSeconds === undefined ? {} : { watchSeconds: kube.watchSeconds }),
+        };
+  // Listed and watched while the webhook starts, never awaited: until each is listed, admissions get what an
+  // unknown namespace or kubelet gets, and /readyz says which are missing.
+  const namespaces =
+    watching && watchNamespacePolicies({ ...watching, defaultLevel: podSecurity.defaultLevel });
+  const rules = watching && watchNamespaceRules(watching);
+  const nodes = watching && watchNodeKubelets(watching);
+  const caches = [namespaces, rules, nodes];
+  const closeCaches = () => {
+    for (const cache of caches) cache?.close();
+  };
+  const notListed = () => {
+    const missing = caches.map((cache) => cache?.notReady()).filter((why) => why !== undefined);
+    return missing.length === 0 ? undefined : missing.join('; ');
+  };
   const app = buildWebhookApp({
     tls: pair,
     image: options.image,
@@ -94,13 +115,17 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
           source: 'the default level: no API server to read namespace labels from',
         },
       },
+    // No API server (tests, dev): no LimitRange or ResourceQuota to read, so nothing is checked, as in inject.
+    namespaceRules: (namespace) => rules?.knowledge(namespace) ?? { state: 'unchecked' },
+    kubelets: (nodeName) => nodes?.kubelets(nodeName) ?? { state: 'unknown', why: 'no API server to ask' },
+    companionCpuLimit: options.companionCpuLimit,
     log,
     notReady: () =>
       !listening || keeper === undefined
         ? 'starting'
         : draining
           ? 'draining'
-          : (keeper.notReady() ?? namespaces?.notReady()),
+          : (keeper.notReady() ?? notListed()),
     draining: () => draining,
   });
   const connections = new Set<object>();
@@ -114,7 +139,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   });
   const port = await listen(app, options.port, options.host).catch(async (err) => {
     cluster?.close();
-    namespaces?.close();
+    closeCaches();
     await app.close();
     throw new HealthcheckError('OSM_HC_LISTEN', `cannot listen on port ${options.port}: ${err.message}`, {
       cause: err,
@@ -132,7 +157,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       image: options.image,
       nativeSidecar,
       podSecurityDefault: podSecurity.defaultLevel,
-      namespaceWatch: namespaces !== undefined,
+      clusterWatch: kube !== undefined,
+      ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),
       ...(clusterVersion === undefined ? {} : { sidecarContainersGate: clusterVersion.sidecarGate }),
     },
     'webhook serving',
@@ -144,7 +170,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       draining = true;
       keeper?.close();
       cluster?.close();
-      namespaces?.close();
+      closeCaches();
       if (connections.size > 0) {
         await new Promise<void>((resolve) => {
           drained = resolve;

@@ -97,6 +97,8 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
     const args = container(every).args as string[];
     expect(args).toContain('--native-sidecar');
     expect(args).toContain('--sidecar-containers-gate');
+    expect(flag(args, '--companion-cpu-limit')).toBe(everyValue.companion.cpuLimit);
+    expect(container(defaults).args).not.toContain('--companion-cpu-limit');
     for (const selfManaged of ['--service', '--tls-secret', '--webhook-config']) {
       expect(args).not.toContain(selfManaged);
     }
@@ -159,7 +161,7 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
     expect(matches(selector, { app: 'web' })).toBe(false);
   });
 
-  it('every value: cert-manager with your issuer: one Certificate, no Issuer of the chart, only the namespace watch', () => {
+  it('every value: cert-manager with your issuer: one Certificate, no Issuer of the chart, only the list and watch rules', () => {
     expect(find(every, 'Certificate').spec.issuerRef).toEqual(everyValue.tls.certManager.issuerRef);
     expect(every.filter((o) => o.kind === 'Issuer')).toEqual([]);
     expect(every.filter((o) => /Role/.test(o.kind)).map((o) => o.kind)).toEqual([
@@ -168,6 +170,8 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
     ]);
     expect(find(every, 'ClusterRole').rules).toEqual([
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+      { apiGroups: [''], resources: ['limitranges', 'resourcequotas'], verbs: ['list', 'watch'] },
+      { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
     ]);
     expect(find(every, 'PodDisruptionBudget').spec.minAvailable).toBe(
       everyValue.podDisruptionBudget.minAvailable,

@@ -148,6 +148,16 @@ describe.skipIf(skipWithoutHelm('chart schema tests'))('a bad value fails helm t
       error: '- tolerations: Invalid type. Expected: array, given: object',
     },
     {
+      name: 'a CPU limit that is no quantity',
+      values: { companion: { cpuLimit: 'one core' } },
+      error: '- companion.cpuLimit: Does not match pattern',
+    },
+    {
+      name: 'a CPU limit of zero',
+      values: { companion: { cpuLimit: 0 } },
+      error: '- companion.cpuLimit: Must be greater than 0',
+    },
+    {
       name: 'a budget no drain can meet (the template says so)',
       values: { replicas: 2, podDisruptionBudget: { minAvailable: 2 } },
       error: 'podDisruptionBudget.minAvailable (2) must be less than replicas (2)',
@@ -163,6 +173,8 @@ describe.skipIf(skipWithoutHelm('chart schema tests'))('a bad value fails helm t
       { podDisruptionBudget: { minAvailable: '50%' } },
       { image: { repository: 'Registry.Example:5000/a__b/c--d', pullPolicy: 'Never' } },
       { replicas: 1, podDisruptionBudget: { enabled: false } },
+      { companion: { cpuLimit: '0.5' } },
+      { companion: { cpuLimit: 2 } },
       {
         webhook: {
           namespaceSelector: { matchLabels: null, matchExpressions: [{ key: 'm', operator: 'Exists' }] },

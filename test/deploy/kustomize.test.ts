@@ -172,13 +172,16 @@ describe.skipIf(skipWithoutKubectl('deploy/webhook render tests'))(
           (arg, i) => !selfManaged.includes(arg) && !selfManaged.includes(baseArgs[i - 1] ?? ''),
         ),
       );
-      // Pod Security levels still come from the namespace watch; nothing of the Secret or the caBundle.
+      // Pod Security levels, namespace rules and kubelet versions still come from watches; nothing of the Secret or
+      // the caBundle.
       expect(certManager.filter((o) => /Role/.test(o.kind)).map((o) => o.kind)).toEqual([
         'ClusterRole',
         'ClusterRoleBinding',
       ]);
       expect(find(certManager, 'ClusterRole')?.rules).toEqual([
         { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+        { apiGroups: [''], resources: ['limitranges', 'resourcequotas'], verbs: ['list', 'watch'] },
+        { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
       ]);
       expect(envValue(container, 'OSM_HEALTHCHECK_IMAGE')).toBe(`osm-healthcheck:${pkg.version}`);
     });

@@ -1,5 +1,5 @@
 // Stand-ins for the Kubernetes API server: its GET /version over HTTPS (a test CA, a bearer token it checks) and
-// its namespaces (kube-namespaces.ts), and what its validation refuses in a pod spec for the fields inject writes.
+// the collections the webhook watches (kube-objects.ts: namespaces, LimitRanges, ResourceQuotas, nodes), and what its validation refuses in a pod spec for the fields inject writes.
 
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -8,7 +8,9 @@ import { hasNativeSidecars } from '../../src/rewrite/placement.js';
 import { parseQuantity } from '../../src/rewrite/quantity.js';
 import type { Container, PodSpec } from '../../src/rewrite/types.js';
 import { PROBE_KINDS } from '../../src/scheme.js';
-import { type NamespaceStore, namespaceStore } from './kube-namespaces.js';
+import type { Collection } from './kube-collection.js';
+import type { NamespaceStore } from './kube-namespaces.js';
+import { clusterObjects } from './kube-objects.js';
 import { startLoopbackHttps } from './loopback-https.js';
 
 /** What GET /version answers: a version body as the API server writes it, or a status to fail with. */
@@ -23,6 +25,10 @@ export interface VersionStandin {
   tokenFile: string;
   /** Namespaces, for the webhook's Pod Security list and watch. */
   namespaces: NamespaceStore;
+  /** LimitRanges, ResourceQuotas and nodes, for the webhook's namespace rules and kubelet versions. */
+  limitRanges: Collection;
+  resourceQuotas: Collection;
+  nodes: Collection;
   /** How many requests reached /version, authorised or not. */
   requests(): number;
   answer(next: VersionAnswer): void;
@@ -39,9 +45,9 @@ export function versionBody(minor: string, gitVersion = `v1.${minor.replace('+',
 export async function startVersionStandin(initial: VersionAnswer): Promise<VersionStandin> {
   let answer = initial;
   let requests = 0;
-  const namespaces = namespaceStore();
+  const cluster = clusterObjects();
   const https = await startLoopbackHttps((req, res) => {
-    if (namespaces.handle(req, res)) return;
+    if (cluster.handle(req, res)) return;
     if (req.url !== '/version') {
       res.writeHead(404).end();
       return;
@@ -67,13 +73,16 @@ export async function startVersionStandin(initial: VersionAnswer): Promise<Versi
     url: https.url,
     caFile: https.cert.certFile,
     tokenFile,
-    namespaces,
+    namespaces: cluster.namespaces,
+    limitRanges: cluster.limitRanges,
+    resourceQuotas: cluster.resourceQuotas,
+    nodes: cluster.nodes,
     requests: () => requests,
     answer: (next) => {
       answer = next;
     },
     close: async () => {
-      namespaces.endWatches();
+      cluster.endWatches();
       await https.close();
     },
   };

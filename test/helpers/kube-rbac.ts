@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { parseAllDocuments } from 'yaml';
+import type { WatchedResource } from './kube-objects.js';
 
 export type Verb = 'get' | 'create' | 'update' | 'patch' | 'list' | 'watch' | 'delete';
 
@@ -52,7 +53,7 @@ export function forbidden(
   policy: Rbac,
   user: string,
   verb: Verb,
-  resource: 'secrets' | 'mutatingwebhookconfigurations' | 'namespaces',
+  resource: 'secrets' | 'mutatingwebhookconfigurations' | WatchedResource,
   name: string | undefined,
   namespace?: string,
 ): string | undefined {

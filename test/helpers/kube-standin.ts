@@ -2,13 +2,15 @@
 // one where the webhook depends on it: the bearer token read from its file at every request (so a rotated token
 // works and the old one stops working), Secrets and MutatingWebhookConfigurations stored with a resourceVersion
 // (409 Conflict on a stale update, 409 AlreadyExists on a second create, 404 NotFound), the webhook's RBAC enforced
-// with the real authoriser's 403 Status and message, namespaces served to a list and watch (kube-namespaces.ts),
-// and hooks to break it: refuse or hang every connection, or edit an object behind the webhook's back.
+// with the real authoriser's 403 Status and message, namespaces, LimitRanges, ResourceQuotas and nodes served to a
+// list and watch (kube-objects.ts), and hooks to break it: refuse or hang every connection, or edit an object behind the webhook's back.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
-import { type NamespaceStore, namespaceStore } from './kube-namespaces.js';
+import type { Collection } from './kube-collection.js';
+import type { NamespaceStore } from './kube-namespaces.js';
+import { clusterObjects, watchedResource } from './kube-objects.js';
 import { forbidden, type Rbac, status, type Verb } from './kube-rbac.js';
 import { startLoopbackHttps } from './loopback-https.js';
 
@@ -30,6 +32,10 @@ export interface KubeStandin {
   putConfig(name: string, object: Json | undefined): void;
   /** Namespaces, for the webhook's Pod Security list and watch. */
   namespaces: NamespaceStore;
+  /** LimitRanges, ResourceQuotas and nodes, for the webhook's namespace rules and kubelet versions. */
+  limitRanges: Collection;
+  resourceQuotas: Collection;
+  nodes: Collection;
   /** Every request the webhook made, authorised or not: `get secrets tls 200`. */
   log: string[];
   /** 'refuse': every connection is reset; 'hang': accepted, never answered; undefined: serving. */
@@ -79,7 +85,7 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
   let resourceVersion = 100;
   let outage: 'refuse' | 'hang' | undefined;
   const log: string[] = [];
-  const namespaces = namespaceStore();
+  const cluster = clusterObjects();
 
   const stamp = (object: Json): Json => {
     resourceVersion += 1;
@@ -119,16 +125,17 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
       res.end('{"major":"1","minor":"30","gitVersion":"v1.30.2"}');
       return true;
     }
-    if (path === '/api/v1/namespaces') {
+    const watched = watchedResource(path);
+    if (watched !== undefined) {
       const query = new URL(req.url ?? '/', 'https://x').searchParams.get('watch');
-      const nsVerb: Verb = query === '1' || query === 'true' ? 'watch' : 'list';
-      const refused = forbidden(policy, user, nsVerb, 'namespaces', undefined);
-      log.push(`${nsVerb} namespaces ${refused === undefined ? 200 : 403}`);
+      const listVerb: Verb = query === '1' || query === 'true' ? 'watch' : 'list';
+      const refused = forbidden(policy, user, listVerb, watched, undefined);
+      log.push(`${listVerb} ${watched} ${refused === undefined ? 200 : 403}`);
       if (refused !== undefined) {
         status(res, 403, 'Forbidden', refused);
         return true;
       }
-      namespaces.handle(req, res);
+      cluster.handle(req, res);
       return true;
     }
     if (!secretPath && !configPath) {
@@ -236,7 +243,10 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
     config: (name) => configs.get(`/${name}`),
     putSecret: (name, object, namespace = rbac.namespace) => put(secrets, `${namespace}/${name}`, object),
     putConfig: (name, object) => put(configs, `/${name}`, object),
-    namespaces,
+    namespaces: cluster.namespaces,
+    limitRanges: cluster.limitRanges,
+    resourceQuotas: cluster.resourceQuotas,
+    nodes: cluster.nodes,
     log,
     outage(mode) {
       outage = mode;
@@ -250,7 +260,7 @@ export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<Kube
       writeFileSync(tokenFile, `token-${generation}\n`);
     },
     close: async () => {
-      namespaces.endWatches();
+      cluster.endWatches();
       await https.close();
     },
   };

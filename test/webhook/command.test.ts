@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { postAdmission } from '../helpers/admission-post.js';
 import { startVersionStandin, versionBody } from '../helpers/api-server.js';
 import { runCli, startCli } from '../helpers/cli.js';
+import { node } from '../helpers/kube-objects.js';
 import { kubeEnv } from '../helpers/kube-standin.js';
 import { makeTestCert } from '../helpers/tls.js';
 
@@ -16,6 +17,8 @@ describe('webhook', () => {
     const api = await startVersionStandin(versionBody('29'));
     // The pod's namespace, as the webhook's namespace watch sees it: no Pod Security label (privileged).
     api.namespaces.put('shop', {});
+    // Its kubelets: as new as the API server.
+    api.nodes.put(node('n1', 'v1.29.3'));
     const { child, line, output } = await startCli(
       ['webhook', '--port', '0'],
       {
@@ -101,6 +104,41 @@ describe('webhook', () => {
   });
 
   it.each([
+    { name: 'the flag', args: ['--companion-cpu-limit', '0.25'], env: {}, stored: '250m' },
+    { name: 'the environment', args: [], env: { OSM_HEALTHCHECK_COMPANION_CPU_LIMIT: '2000m' }, stored: '2' },
+    {
+      name: 'the flag over the environment',
+      args: ['--companion-cpu-limit', '1'],
+      env: { OSM_HEALTHCHECK_COMPANION_CPU_LIMIT: '3' },
+      stored: '1',
+    },
+    {
+      name: 'empty (the chart default): none',
+      args: [],
+      env: { OSM_HEALTHCHECK_COMPANION_CPU_LIMIT: '' },
+      stored: undefined,
+    },
+  ])("--companion-cpu-limit from $name, kept in the API server's form", async ({ args, env, stored }) => {
+    const cert = makeTestCert();
+    const { child, line } = await startCli(
+      ['webhook', '--port', '0', '--tls-cert', cert.certFile, '--tls-key', cert.keyFile, ...args],
+      {
+        OSM_HEALTHCHECK_HOST: '127.0.0.1',
+        KUBERNETES_SERVICE_HOST: '',
+        OSM_HEALTHCHECK_KUBE_API: '',
+        ...env,
+      },
+      (l) => l.msg === 'webhook serving',
+    );
+    try {
+      expect(line.companionCpuLimit).toBe(stored);
+    } finally {
+      child.kill('SIGKILL');
+      cert.cleanup();
+    }
+  });
+
+  it.each([
     {
       name: 'self-managed TLS outside a cluster',
       args: [],
@@ -158,6 +196,19 @@ describe('webhook', () => {
       message: '--pod-security-default must be one of privileged, baseline, restricted, got "Baseline"',
     },
     {
+      name: 'a companion CPU limit that is no quantity',
+      args: ['--tls-cert', 'c', '--tls-key', 'k', '--companion-cpu-limit', '1 core'],
+      code: 2,
+      message:
+        '--companion-cpu-limit must be a Kubernetes quantity, e.g. 100m, 0.5, 64Mi, 1G or 1e3, got "1 core"',
+    },
+    {
+      name: 'a companion CPU limit of zero',
+      args: ['--tls-cert', 'c', '--tls-key', 'k', '--companion-cpu-limit', '0m'],
+      code: 2,
+      message: '--companion-cpu-limit must be more than 0, got "0m"',
+    },
+    {
       name: 'an API server without TLS',
       args: ['--tls-cert', 'c', '--tls-key', 'k', '--native-sidecar', '--kube-api', 'http://10.96.0.1'],
       code: 2,
@@ -197,6 +248,9 @@ describe('webhook', () => {
       '--image',
       '--native-sidecar',
       '--sidecar-containers-gate',
+      '--pod-security-default',
+      '--companion-cpu-limit',
+      'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT',
       '--kube-api',
       '--kube-ca',
       '--kube-token-file',

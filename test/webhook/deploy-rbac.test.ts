@@ -1,6 +1,7 @@
 // deploy/webhook/rbac.yaml grants the webhook exactly what self-managed TLS needs (issue 16's contract) and what
 // Pod Security needs (issue 23), and nothing more: create Secrets; get/update its own Secret; get/update its own
-// MutatingWebhookConfiguration; list/watch namespaces; all bound to the service account its pods run as.
+// MutatingWebhookConfiguration; list/watch namespaces, and (issues 26, 28) limitranges, resourcequotas and nodes;
+// all bound to the service account its pods run as.
 
 import { describe, expect, it } from 'vitest';
 import type { Manifest } from '../helpers/kustomize.js';
@@ -53,12 +54,18 @@ describe('deploy/webhook RBAC', () => {
     ]);
   });
 
-  it('ClusterRole: get and update only its own MutatingWebhookConfiguration; list and watch namespaces', () => {
+  it('ClusterRole: get and update only its own MutatingWebhookConfiguration; list and watch namespaces, LimitRanges, ResourceQuotas, nodes', () => {
     const webhookConfig = one('MutatingWebhookConfiguration');
     expect(webhookConfig.metadata.name).toBe(CONTRACT.webhookConfig);
     expect(grants(one('ClusterRole'))).toEqual([
+      '/limitranges[*] list',
+      '/limitranges[*] watch',
       '/namespaces[*] list',
       '/namespaces[*] watch',
+      '/nodes[*] list',
+      '/nodes[*] watch',
+      '/resourcequotas[*] list',
+      '/resourcequotas[*] watch',
       ...['get', 'update'].map(
         (verb) =>
           `admissionregistration.k8s.io/mutatingwebhookconfigurations[${CONTRACT.webhookConfig}] ${verb}`,

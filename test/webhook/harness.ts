@@ -47,8 +47,12 @@ export interface HarnessOptions {
   cert?: TestCert;
   /** On close, how long open connections get (WebhookOptions.drainMs). */
   drainMs?: number;
-  /** Pod Security: the default level, and the API server whose namespaces are watched (WebhookOptions). */
+  /** Pod Security: the default level (WebhookOptions). */
   podSecurity?: WebhookOptions['podSecurity'];
+  /** The API server whose namespaces, LimitRanges, ResourceQuotas and nodes are watched (WebhookOptions). */
+  kube?: WebhookOptions['kube'];
+  /** --companion-cpu-limit, canonical. */
+  companionCpuLimit?: string;
   /** Another TLS source (self-managed), given the harness's logger; `cert` is then only the client's CA. */
   tls?: (log: Logger) => TlsSource;
 }
@@ -87,6 +91,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.clusterVersion === undefined ? {} : { clusterVersion: options.clusterVersion }),
     ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),
     ...(options.podSecurity === undefined ? {} : { podSecurity: options.podSecurity }),
+    ...(options.kube === undefined ? {} : { kube: options.kube }),
+    ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),
     log,
   });
   const send = (method: string, path: string, body?: string, contentType = 'application/json') =>
@@ -136,4 +142,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       cert.cleanup();
     },
   };
+}
+
+/** The collections the webhook lists when it has an API server (server.ts), by their `listed` log lines. */
+export const WATCHED = ['namespaces', 'limitranges', 'resourcequotas', 'nodes'] as const;
+
+/** Resolves once the webhook has listed every collection it watches. */
+export async function allListed(harness: Harness): Promise<void> {
+  await Promise.all(WATCHED.map((resource) => harness.logLine((l) => l.msg === `${resource} listed`)));
 }

@@ -419,6 +419,8 @@ describe('health endpoints', () => {
       nativeSidecar: false,
       cluster: () => ({ state: 'unknown', why: 'not asked' }),
       podSecurity: () => ({ state: 'unchecked' }),
+      namespaceRules: () => ({ state: 'unchecked' }),
+      kubelets: () => ({ state: 'unchecked' }),
       log: createLogger('silent'),
       notReady: () => 'starting',
       draining: () => false,

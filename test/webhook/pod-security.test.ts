@@ -11,7 +11,7 @@ import type { PodSecurityLevel } from '../../src/rewrite/pod-security.js';
 import type { AdmissionResponse } from '../../src/webhook/review.js';
 import { type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
 import { podSecurityRefusal } from '../helpers/pod-security.js';
-import { type Harness, REWRITE, startHarness } from './harness.js';
+import { allListed, type Harness, REWRITE, startHarness } from './harness.js';
 
 type Pod = Record<string, unknown> & { metadata: Record<string, unknown>; spec: Record<string, unknown> };
 const FAST = { firstMs: 20, maxMs: 100 };
@@ -55,15 +55,15 @@ let standin: KubeStandin;
 let harness: Harness;
 let uid = 0;
 
+const api = () => ({ url: standin.url, caFile: standin.caFile, tokenFile: standin.tokenFile });
+
 async function webhook(defaultLevel: PodSecurityLevel = 'privileged', watch = true): Promise<Harness> {
   const started = await startHarness({
-    podSecurity: {
-      defaultLevel,
-      ...(watch ? { api: { url: standin.url, caFile: standin.caFile, tokenFile: standin.tokenFile } } : {}),
-      backoff: FAST,
-    },
+    podSecurity: { defaultLevel },
+    ...(watch ? { kube: { api: api(), backoff: FAST } } : {}),
   });
-  if (watch) await started.logLine((l) => l.msg === 'namespaces listed');
+  // Every cache listed: the pods below are judged with all the webhook knows.
+  if (watch) await allListed(started);
   return started;
 }
 
@@ -251,11 +251,8 @@ describe('the namespace watch', () => {
     await harness.close();
     standin.rbac.denied.add('list namespaces');
     harness = await startHarness({
-      podSecurity: {
-        defaultLevel: 'privileged',
-        api: { url: standin.url, caFile: standin.caFile, tokenFile: standin.tokenFile },
-        backoff: FAST,
-      },
+      podSecurity: { defaultLevel: 'privileged' },
+      kube: { api: api(), backoff: FAST },
     });
     const failed = await harness.logLine((l) => String(l.msg).startsWith('namespaces not listed'));
     expect(failed).toMatchObject({ level: 'warn', attempt: 1, retryInMs: 20 });
@@ -272,12 +269,8 @@ describe('the namespace watch', () => {
   it('a watch that goes quiet (a half-open connection) is given up and opened again', async () => {
     await harness.close();
     harness = await startHarness({
-      podSecurity: {
-        defaultLevel: 'privileged',
-        api: { url: standin.url, caFile: standin.caFile, tokenFile: standin.tokenFile },
-        backoff: FAST,
-        watchSeconds: 1,
-      },
+      podSecurity: { defaultLevel: 'privileged' },
+      kube: { api: api(), backoff: FAST, watchSeconds: 1 },
     });
     await harness.logLine((l) => l.msg === 'namespaces listed');
     const lists = () => standin.namespaces.requests.filter((r) => r === 'list').length;

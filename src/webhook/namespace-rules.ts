@@ -1,0 +1,89 @@
+// Each namespace's LimitRanges and ResourceQuotas (status included: ResourceQuota admission decides from its
+// `used`), kept from a list and watch of each across namespaces (reflector.ts), as the webhook keeps Pod Security
+// levels. A namespace's rules are known only once both were listed: until then the pod is left untouched with a
+// warning (rewrite/namespace-rules.ts), never fitted to half the rules. A namespace without any is known to have none.
+
+import type { Logger } from '../log.js';
+import type { LimitRange, NamespaceRulesKnowledge, ResourceQuota } from '../rewrite/namespace-rules.js';
+import type { Backoff } from './cluster-version.js';
+import type { KubeApi } from './kube-api.js';
+import { type KubeObject, type Reflector, reflect } from './reflector.js';
+
+export interface NamespaceRulesOptions {
+  api: KubeApi;
+  log: Logger;
+  backoff?: Backoff;
+  watchSeconds?: number;
+}
+
+export interface NamespaceRules {
+  /** Now, without waiting. */
+  knowledge(namespace: string | undefined): NamespaceRulesKnowledge;
+  /** Which of the two were never listed yet, and why; undefined once both were. */
+  notReady(): string | undefined;
+  close(): void;
+}
+
+/** What admission reads, and the names for messages: no managedFields, annotations, or last-applied copies. */
+function trimmed(object: KubeObject, fields: readonly string[]): Record<string, unknown> {
+  const { name, namespace } = object.metadata ?? {};
+  return Object.fromEntries([
+    ['metadata', { name, namespace }],
+    ...fields.filter((field) => object[field] !== undefined).map((field) => [field, object[field]]),
+  ]);
+}
+
+const LAGGING = 'pods are fitted to LimitRanges and ResourceQuotas as last seen until it is back';
+const UNLISTED = 'pods are left untouched until they are';
+
+export function watchNamespaceRules(options: NamespaceRulesOptions): NamespaceRules {
+  const common = {
+    api: options.api,
+    log: options.log,
+    unlisted: UNLISTED,
+    lagging: LAGGING,
+    ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+    ...(options.watchSeconds === undefined ? {} : { watchSeconds: options.watchSeconds }),
+  };
+  const limitRanges: Reflector<LimitRange> = reflect({
+    ...common,
+    path: '/api/v1/limitranges',
+    resource: 'limitranges',
+    kind: 'LimitRange',
+    keep: (object) => trimmed(object, ['spec']) as LimitRange,
+  });
+  const resourceQuotas: Reflector<ResourceQuota> = reflect({
+    ...common,
+    path: '/api/v1/resourcequotas',
+    resource: 'resourcequotas',
+    kind: 'ResourceQuota',
+    keep: (object) => trimmed(object, ['spec', 'status']) as ResourceQuota,
+  });
+  const notReady = () => {
+    const missing = [limitRanges.notListed(), resourceQuotas.notListed()].filter((why) => why !== undefined);
+    return missing.length === 0 ? undefined : missing.join('; ');
+  };
+  return {
+    knowledge(namespace) {
+      if (namespace === undefined) {
+        return { state: 'unknown', namespace: '', why: 'the admission request names no namespace' };
+      }
+      const ranges = limitRanges.store();
+      const quotas = resourceQuotas.store();
+      if (ranges === undefined || quotas === undefined) {
+        return { state: 'unknown', namespace, why: notReady() ?? '' };
+      }
+      return {
+        state: 'known',
+        namespace,
+        limitRanges: [...(ranges.get(namespace)?.values() ?? [])],
+        resourceQuotas: [...(quotas.get(namespace)?.values() ?? [])],
+      };
+    },
+    notReady,
+    close() {
+      limitRanges.close();
+      resourceQuotas.close();
+    },
+  };
+}
