@@ -16,7 +16,7 @@ import {
   untilRefused,
 } from '../helpers/envtest-namespace.js';
 import { skipWithout } from '../helpers/system-tools.js';
-import { appPod, RULE_CASES, RULE_PROBE } from './rule-cases.js';
+import { appPod, RULE_CASES, RULE_PROBE, vapRules } from './rule-cases.js';
 
 const skip = skipWithout('admission against a real kube-apiserver (namespace rules)', ENVTEST_NEEDS);
 
@@ -95,41 +95,3 @@ describe.skipIf(skip)('a policy we cannot read (ValidatingAdmissionPolicy)', () 
     expect(ourContainers(pod)).toEqual(['osm-healthcheck-init', 'osm-healthcheck']);
   });
 });
-
-/** A policy and its binding: every container and init container sets cpu and memory limits. */
-function vapRules(namespace: string): Record<string, unknown>[] {
-  const limited = `c, has(c.resources) && has(c.resources.limits) && 'cpu' in c.resources.limits && 'memory' in c.resources.limits`;
-  return [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: 'limits-required' },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] },
-          ],
-        },
-        validations: [
-          {
-            expression: `object.spec.containers.all(${limited}) && (!has(object.spec.initContainers) || object.spec.initContainers.all(${limited}))`,
-            message: 'every container must set cpu and memory limits',
-          },
-        ],
-      },
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: 'limits-required' },
-      spec: {
-        policyName: 'limits-required',
-        validationActions: ['Deny'],
-        matchResources: {
-          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
-        },
-      },
-    },
-  ];
-}

@@ -241,3 +241,41 @@ export const RULE_CASES: RuleCase[] = [
     names: /Pod Security/,
   },
 ];
+
+/** A policy and its binding: every container and init container sets cpu and memory limits. */
+export function vapRules(namespace: string): Json[] {
+  const limited = `c, has(c.resources) && has(c.resources.limits) && 'cpu' in c.resources.limits && 'memory' in c.resources.limits`;
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'limits-required' },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] },
+          ],
+        },
+        validations: [
+          {
+            expression: `object.spec.containers.all(${limited}) && (!has(object.spec.initContainers) || object.spec.initContainers.all(${limited}))`,
+            message: 'every container must set cpu and memory limits',
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: 'limits-required' },
+      spec: {
+        policyName: 'limits-required',
+        validationActions: ['Deny'],
+        matchResources: {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+        },
+      },
+    },
+  ];
+}
