@@ -11,7 +11,7 @@ import {
   SHUTDOWN_GRACE_ENV,
 } from '../scheme.js';
 import type { ProbeTableDocument } from '../table/types.js';
-import type { CompanionResources } from './resources.js';
+import type { ContainerResources } from './resources.js';
 import type { Container } from './types.js';
 
 export const COMPANION_NAME = 'osm-healthcheck';
@@ -48,8 +48,8 @@ export interface CompanionOptions {
   native: boolean;
   /** The pod's terminationGracePeriodSeconds: how long serve may keep answering while the app shuts down. */
   shutdownGraceSeconds: number;
-  /** COMPANION_RESOURCES with the pod's overrides (resources.ts). */
-  resources: CompanionResources;
+  /** COMPANION_RESOURCES with the pod's overrides, fitted to the pod and its namespace (resource-fit.ts). */
+  resources: ContainerResources;
 }
 
 export function companionContainer({
@@ -93,7 +93,7 @@ export function companionContainer({
  * Root with NET_ADMIN and NET_RAW only, as Istio's istio-init runs: iptables needs both, and nothing else.
  * The root filesystem stays writable because iptables-legacy takes a lock under /run.
  */
-export function initContainer(image: string, resources: CompanionResources): Container {
+export function initContainer(image: string, resources: ContainerResources): Container {
   return {
     name: INIT_NAME,
     image,

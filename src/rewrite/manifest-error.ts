@@ -32,3 +32,19 @@ export class ManifestError extends HealthcheckError {
     this.problem = problem;
   }
 }
+
+/**
+ * A value of a pod (template) annotation the rewrite cannot use. The annotation sits beside the pod spec, where
+ * no path from the spec reaches: inject points at its own line (manifest.ts), the webhook names it.
+ */
+export class AnnotationError extends ManifestError {
+  readonly annotation: string;
+  readonly reason: string;
+
+  constructor(resource: string, annotation: string, reason: string) {
+    super(resource, [], `metadata.annotations.${annotation}: ${reason}`);
+    this.name = 'AnnotationError';
+    this.annotation = annotation;
+    this.reason = reason;
+  }
+}

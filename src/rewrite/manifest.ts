@@ -15,7 +15,7 @@ import {
   visit,
 } from 'yaml';
 import { HealthcheckError } from '../errors.js';
-import { type FieldPath, ManifestError } from './manifest-error.js';
+import { AnnotationError, type FieldPath, ManifestError } from './manifest-error.js';
 import { exclusionAnnotation, MESH_FORMATS } from './mesh-exclusion.js';
 import { withAnnotations } from './metadata.js';
 import { isOptedOut, rewritePodSpec } from './pod.js';
@@ -115,6 +115,10 @@ function injectDocument(
     } catch (err) {
       // The pure rewrite names fields from the pod spec; the document's reader wants them from its root.
       if (!(err instanceof ManifestError)) throw err;
+      if (err instanceof AnnotationError) {
+        const at = [...specPath.slice(0, -1), 'metadata', 'annotations', err.annotation];
+        throw new ManifestError(err.resource, at, err.reason, { cause: err });
+      }
       throw new ManifestError(err.resource, [...specPath, ...err.path], err.problem, { cause: err });
     }
     warnings.push(...result.warnings);

@@ -43,3 +43,22 @@ export type NamespaceRulesKnowledge =
       limitRanges: readonly LimitRange[];
       resourceQuotas: readonly ResourceQuota[];
     };
+
+/** One refusal the API server would give the pod: what `rewrite/admission-rules.ts` finds. */
+export interface Violation {
+  /** Names the check: the pod as it came and the patched pod failing the same check is not our doing. */
+  key: string;
+  /** The rule, named, and what it says (the API server's own wording where it has one). */
+  message: string;
+  /** The container the check is about, if one. */
+  container?: string;
+  /** The value it is about: `requests.cpu`, `limits.memory`... */
+  field?: string;
+}
+
+/** `LimitRange "lr" (namespace "shop")`: how warnings name a rule. */
+export function ruleName(kind: 'LimitRange' | 'ResourceQuota', object: LimitRange | ResourceQuota): string {
+  const name = object.metadata?.name ?? '<unnamed>';
+  const namespace = object.metadata?.namespace;
+  return `${kind} "${name}"${namespace ? ` (namespace "${namespace}")` : ''}`;
+}

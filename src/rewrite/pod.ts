@@ -14,10 +14,11 @@ import {
 } from './companion.js';
 import { defaultContainerAnnotations } from './default-container.js';
 import { decideInterception } from './interception.js';
-import { type FieldPath, ManifestError } from './manifest-error.js';
+import { AnnotationError, type FieldPath, ManifestError } from './manifest-error.js';
 import { ownedContainer } from './owned-container.js';
 import { decideProbe, probeField } from './probe.js';
-import { podResources } from './resources.js';
+import { fitResources } from './resource-fit.js';
+import { checkResourceAnnotations } from './resources.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
 import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
 import type { Container, PodSpec, RewriteOptions, RewriteResult } from './types.js';
@@ -66,7 +67,7 @@ export function rewritePodSpec(
   if (isOptedOut(annotations)) return unchanged([]);
 
   const facts = podFacts(spec, annotations, resource);
-  const resources = podResources(annotations, resource);
+  checkResourceAnnotations(annotations, resource);
   const next = structuredClone(spec);
   const containers = locate(next, resource);
   const previous = previousTable(containers, resource);
@@ -100,6 +101,14 @@ export function rewritePodSpec(
   }
   const table = tableDocument(rows);
   if (isEmptyTable(table)) return unchanged(warnings);
+  const outside = outsideAnyMesh(spec);
+  if (outside !== undefined) {
+    // Said only here, where the companion would have answered probes: other such pods are no news.
+    return {
+      ...unchanged([`${resource}: ${outside}`]),
+      placement: { companion: 'untouched', reason: outside, warn: true },
+    };
+  }
 
   const cluster = options.cluster ?? { state: 'unchecked' };
   const placement = decideCompanion({ ...facts, nativeSidecar: options.nativeSidecar, cluster });
@@ -134,16 +143,33 @@ export function rewritePodSpec(
     decided = { companion: 'native-sidecar', reason };
   }
   const native = decided.companion === 'native-sidecar';
+  const withInit = interception.bypass === 'init-container';
+  const fit = fitResources({
+    spec,
+    annotations,
+    companionCpuLimit: options.companionCpuLimit,
+    withInit,
+    native,
+    rules: options.namespaceRules ?? { state: 'unchecked' },
+    cluster,
+  });
+  if (fit.fit === 'invalid') throw new AnnotationError(resource, fit.invalid.annotation, fit.invalid.problem);
+  if (fit.fit === 'untouched') {
+    // As for Pod Security: the pod as it came, rather than one its namespace's rules refuse.
+    return {
+      ...unchanged([`${resource}: ${fit.reason}`]),
+      placement: { companion: 'untouched', reason: fit.reason, warn: true },
+    };
+  }
   const shutdownGraceSeconds = graceSeconds(next, resource);
   const companion = companionContainer({
     image: options.image,
     table,
     native,
     shutdownGraceSeconds,
-    resources,
+    resources: fit.companion,
   });
-  const withInit = interception.bypass === 'init-container';
-  const init = withInit ? initContainer(options.image, resources) : undefined;
+  const init = fit.init === undefined ? undefined : initContainer(options.image, fit.init);
   const result = withCompanion(next, companion, native, init);
   const added = {
     ...defaultContainerAnnotations(result, annotations),
@@ -151,6 +177,22 @@ export function rewritePodSpec(
   };
   const changed = !isDeepStrictEqual(spec, result) || Object.keys(added).length > 0;
   return { spec: result, annotations: added, table, warnings, changed, placement: decided };
+}
+
+/**
+ * Pods no mesh touches (Istio, Linkerd and OSM skip them all): with hostNetwork the pod shares the node's network
+ * namespace, so our init container's iptables rules would be the node's and the companion would bind 15901-15904
+ * on the node; a Windows pod refuses our Linux containers (`capabilities` "cannot be set for a windows pod").
+ */
+function outsideAnyMesh(spec: PodSpec): string | undefined {
+  if (spec.hostNetwork === true) {
+    return "left untouched: spec.hostNetwork is true: our init container's iptables rules and the companion's ports 15901-15904 would be the node's, so no mesh touches such pods";
+  }
+  const os = spec.os;
+  if (typeof os === 'object' && os !== null && (os as { name?: unknown }).name === 'windows') {
+    return 'left untouched: spec.os.name is windows: the companion and its init container are Linux containers, so no mesh touches such pods';
+  }
+  return undefined;
 }
 
 /** The pod's terminationGracePeriodSeconds, Kubernetes' default when unset. */

@@ -3,7 +3,7 @@
 // second call finds them unchanged.
 
 import { describeValue } from '../errors.js';
-import { ManifestError } from './manifest-error.js';
+import { AnnotationError } from './manifest-error.js';
 import { formatQuantity, parseQuantity, type Quantity } from './quantity.js';
 
 export const CPU_REQUEST_ANNOTATION = 'osm-healthcheck/cpu-request';
@@ -28,6 +28,12 @@ export const COMPANION_RESOURCES = {
 export interface CompanionResources {
   requests: { cpu: string; memory: string };
   limits: { memory: string };
+}
+
+/** The `resources` of one of our containers; a CPU limit only where a rule or --companion-cpu-limit asks. */
+export interface ContainerResources {
+  requests: { cpu: string; memory: string };
+  limits: { cpu?: string; memory: string };
 }
 
 /** What is wrong with one annotation. */
@@ -100,17 +106,14 @@ export function decideResources(
 }
 
 /**
- * decideResources, with a ManifestError for a bad annotation, as for `osm-healthcheck/run-to-completion`
- * (inject checks first, naming the annotation's own line: manifest.ts).
+ * decideResources' verdict on the annotations alone, as an error naming the annotation, as for
+ * `osm-healthcheck/run-to-completion`: checked whether or not the pod has probes for the companion.
  */
-export function podResources(
+export function checkResourceAnnotations(
   annotations: Readonly<Record<string, string>> | undefined,
   resource: string,
-): CompanionResources {
+): void {
   const decided = decideResources(annotations);
-  if ('invalid' in decided) {
-    const { annotation, problem } = decided.invalid;
-    throw new ManifestError(resource, [], `metadata.annotations.${annotation}: ${problem}`);
-  }
-  return decided.resources;
+  if ('invalid' in decided)
+    throw new AnnotationError(resource, decided.invalid.annotation, decided.invalid.problem);
 }

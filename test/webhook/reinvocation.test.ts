@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { COMPANION_NAME, INIT_NAME } from '../../src/rewrite/companion.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
+import type { LimitRangeItem } from '../../src/rewrite/namespace-rules.js';
 import type { RewriteOptions } from '../../src/rewrite/types.js';
 import { admit } from '../../src/webhook/admit.js';
 import type { AdmissionRequest, AdmissionResponse } from '../../src/webhook/review.js';
@@ -48,6 +49,46 @@ const BUSY: Admission = {
   inPlaceResize: true,
 };
 
+/** The namespace's LimitRange as the webhook knows it (rewrite/resource-fit.ts), with what LimitRanger applies. */
+const limitRangeRules = (limits: Omit<LimitRangeItem, 'type'>): RewriteOptions['namespaceRules'] => ({
+  state: 'known',
+  namespace: 'default',
+  limitRanges: [
+    { metadata: { name: 'lr', namespace: 'default' }, spec: { limits: [{ type: 'Container', ...limits }] } },
+  ],
+  resourceQuotas: [],
+});
+/** min, max and a ratio: our requests raised, a CPU limit of our own, LimitRanger's defaults on the app. */
+const STRICT: Admission = {
+  limitRange: { default: { memory: '1Gi' }, defaultRequest: { cpu: '100m', memory: '1Gi' } },
+  inPlaceResize: true,
+};
+const FITTED = [
+  {
+    placement: 'a LimitRange with defaults, known',
+    options: {
+      ...REWRITE,
+      namespaceRules: limitRangeRules({
+        default: BUSY.limitRange?.default,
+        defaultRequest: BUSY.limitRange?.defaultRequest,
+      }),
+    },
+    admission: BUSY,
+  },
+  {
+    placement: 'a LimitRange with min, max and maxLimitRequestRatio, known',
+    options: {
+      ...NATIVE_1_30,
+      namespaceRules: limitRangeRules({
+        min: { cpu: '100m', memory: '64Mi' },
+        max: { memory: '1Gi' },
+        maxLimitRequestRatio: { cpu: '4' },
+      }),
+    },
+    admission: STRICT,
+  },
+];
+
 /** The first call as the API server makes it, our patch applied, and the chain run again: the second call's pod. */
 function twoCalls(name: string, options: RewriteOptions, admission: Admission = {}) {
   const request = fixture(name);
@@ -83,6 +124,15 @@ const CASES = SHAPES.flatMap((shape) =>
     { name: `${shape}, ${placement}`, shape, options, admission: {} },
     { name: `${shape}, ${placement}, LimitRange and resizePolicy`, shape, options, admission: BUSY },
   ]),
+).concat(
+  SHAPES.flatMap((shape) =>
+    FITTED.map(({ placement, options, admission }) => ({
+      name: `${shape}, ${placement}`,
+      shape,
+      options,
+      admission,
+    })),
+  ),
 );
 
 describe('the second call finds its own output in sync: no patch', () => {
@@ -117,15 +167,28 @@ describe('the second call finds its own output in sync: no patch', () => {
     },
   );
 
-  it('a hostNetwork pod: the ports defaulting gave host ports are kept', () => {
+  it('a hostNetwork pod: left as sent, with a warning, on either call (no mesh touches such pods)', () => {
     const request = fixture('http-get');
     const object = request.object as Pod;
     const pod0 = betweenCalls({ ...object, spec: { ...(object.spec as Pod), hostNetwork: true } });
-    const pod1 = patched(pod0, admit({ ...request, object: pod0 }, REWRITE).response);
-    const pod2 = betweenCalls(pod1);
-    const ports = container(pod2, COMPANION_NAME)?.ports as Pod[] | undefined;
-    expect(ports?.[0]).toMatchObject({ hostPort: 15901 });
-    expect(admit({ ...request, object: pod2 }, REWRITE).response.patch).toBeUndefined();
+    const { response } = admit({ ...request, object: pod0 }, REWRITE);
+    expect(response.patch).toBeUndefined();
+    expect(response.warnings?.join('\n')).toMatch(/left untouched: spec\.hostNetwork is true/);
+    expect(admit({ ...request, object: betweenCalls(pod0) }, REWRITE).response.patch).toBeUndefined();
+  });
+});
+
+describe('fitted to the namespace: the second call keeps what LimitRanger added to ours', () => {
+  it("min, max and ratio: requests raised, our CPU limit, LimitRanger's memory defaults on the app only", () => {
+    const [strict] = FITTED.slice(1);
+    if (strict === undefined) throw new Error('no STRICT case');
+    const { pod1, pod2, second } = twoCalls('http-get', strict.options, strict.admission);
+    expect(container(pod1, COMPANION_NAME)?.resources).toEqual({
+      requests: { cpu: '100m', memory: '64Mi' },
+      limits: { cpu: '400m', memory: '320Mi' },
+    });
+    expect(container(pod2, 'web')?.resources).toMatchObject({ limits: { memory: '1Gi' } });
+    expect(second.response.patch).toBeUndefined();
   });
 });
 

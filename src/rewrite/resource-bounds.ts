@@ -1,0 +1,247 @@
+// The values our containers declare in one pod, chosen within the bounds the API server will hold them to: the
+// defaults (or the pod's annotations) raised to a LimitRange's `min`, lowered to its `max`, to
+// `maxLimitRequestRatio`, to the pod's own budget and to what its ResourceQuotas have left, never below what the
+// companion needs to answer probes in time. resource-fit.ts then checks the whole pod; where these bounds cannot
+// all hold, that check names the rule.
+
+import { admittedShape, type NamespaceRules } from './admission-rules.js';
+import { COMPANION_NAME, INIT_NAME } from './companion.js';
+import { limitItems } from './limit-ranger.js';
+import { aggregateParts, type Kind, POD_LEVEL_RESOURCES, shapeOf } from './pod-resources.js';
+import { formatQuantity, parseQuantity, type Quantity } from './quantity.js';
+import { quotaFacts, quotaMatches, USAGE_OF } from './quota.js';
+import type { ContainerResources } from './resources.js';
+import type { PodSpec } from './types.js';
+
+/**
+ * Lowest memory limit we lower to where a rule asks for less: twice the 33 MiB of anonymous memory serve reached
+ * under floods in the soak (BENCHMARKS.md, "Soak"); its working set idles near 22 MiB. The 320Mi default is for
+ * the worst burst serve admits (1024 slow probes in flight), which such a limit gives up.
+ */
+export const MEMORY_LIMIT_FLOOR = '64Mi';
+/**
+ * The CPU limit we write where a rule demands one and sets no value: serve is one Node thread, so one core
+ * throttles nothing but V8's helper threads.
+ */
+export const DEMANDED_CPU_LIMIT = '1';
+
+function quantity(text: string): Quantity {
+  const parsed = parseQuantity(text);
+  if ('invalid' in parsed) throw new Error(`${text}: ${parsed.invalid}`);
+  return parsed;
+}
+
+/** Our containers where the rewrite puts them (pod.ts withCompanion), with nothing but their resources. */
+export function withOurs(
+  base: PodSpec,
+  companion: ContainerResources,
+  init: ContainerResources | undefined,
+  native: boolean,
+): PodSpec {
+  const ours = { name: COMPANION_NAME, resources: companion };
+  return {
+    ...base,
+    initContainers: [
+      ...(init === undefined ? [] : [{ name: INIT_NAME, resources: init }]),
+      ...(native ? [{ ...ours, restartPolicy: 'Always' }] : []),
+      ...(base.initContainers ?? []),
+    ],
+    containers: [...(native ? [] : [ours]), ...(base.containers ?? [])],
+  };
+}
+
+export interface BoundsInputs {
+  /** Our init container runs first and alone: it only competes with the largest init container. */
+  who: 'companion' | 'init';
+  wanted: ContainerResources;
+  pinned: Readonly<Record<string, boolean>>;
+  base: PodSpec;
+  rules: NamespaceRules;
+  worlds: readonly boolean[];
+  native: boolean;
+}
+
+/** min/max of optional bounds: undefined is "no bound". */
+const least = (...values: (bigint | undefined)[]) =>
+  values.reduce<bigint | undefined>(
+    (a, b) => (b === undefined ? a : a === undefined || b < a ? b : a),
+    undefined,
+  );
+const most = (...values: (bigint | undefined)[]) =>
+  values.reduce<bigint | undefined>(
+    (a, b) => (b === undefined ? a : a === undefined || b > a ? b : a),
+    undefined,
+  );
+
+export function chooseResources(c: BoundsInputs): ContainerResources {
+  const items = c.rules.limitRanges.flatMap(limitItems).filter((item) => item.type === 'Container');
+  const each = (pick: (item: (typeof items)[number]) => Quantity | undefined) =>
+    items.map(pick).flatMap((q) => (q === undefined ? [] : [q.milli]));
+  const min = (name: string) => most(...each((item) => item.min.get(name)));
+  const max = (name: string) => least(...each((item) => item.max.get(name)));
+  const ratio = (name: string) => least(...each((item) => item.maxLimitRequestRatio.get(name)));
+  // The value LimitRanger writes into a container that declares none (the first LimitRange's wins).
+  const defaultLimit = (name: string) =>
+    items.map((item) => item.default.get(name)).find((q) => q !== undefined);
+  const room = (kind: Kind, name: string) => least(...c.worlds.map((w) => aggregateRoom(c, kind, name, w)));
+  const pod = shapeOf(c.base).pod;
+  // Inside a pod-level budget the pod's own request holds the node's CPU and memory for every container: where
+  // the budget has no more room, we draw less (down to nothing) rather than leave the pod untouched.
+  const shares = (name: string) =>
+    c.worlds.some((w) => w && (pod?.requests.has(name) === true || pod?.limits.has(name) === true));
+
+  const pick = (
+    field: string,
+    want: string,
+    lower: bigint | undefined,
+    upper: bigint | undefined,
+    floor: bigint,
+    format: string,
+  ) => {
+    const wanted = quantity(want);
+    if (c.pinned[field]) return want;
+    let milli = most(wanted.milli, lower) ?? wanted.milli;
+    if (upper !== undefined && milli > upper) milli = most(upper, floor, lower) ?? upper;
+    return milli === wanted.milli ? want : show(milli, format);
+  };
+
+  const cpuRequest = pick(
+    'requests.cpu',
+    c.wanted.requests.cpu,
+    min('cpu'),
+    least(max('cpu'), room('requests', 'cpu')),
+    shares('cpu') ? 0n : quantity(c.wanted.requests.cpu).milli,
+    'cpu',
+  );
+  let memoryRequest = pick(
+    'requests.memory',
+    c.wanted.requests.memory,
+    min('memory'),
+    least(max('memory'), room('requests', 'memory')),
+    shares('memory') ? 0n : quantity(c.wanted.requests.memory).milli,
+    'memory',
+  );
+  const request = () => quantity(memoryRequest).milli;
+  const podLimit = (name: string) =>
+    least(...c.worlds.map((w) => (w ? pod?.limits.get(name)?.milli : undefined)));
+  const ratioBound = (name: string, of: bigint) => {
+    const r = ratio(name);
+    return r === undefined ? undefined : (of * r) / 1000n;
+  };
+  const memoryFloor =
+    most(least(quantity(c.wanted.limits.memory).milli, quantity(MEMORY_LIMIT_FLOOR).milli), request()) ?? 0n;
+  const memoryLimit = pick(
+    'limits.memory',
+    c.wanted.limits.memory,
+    most(min('memory'), request()),
+    least(max('memory'), podLimit('memory'), room('limits', 'memory'), ratioBound('memory', request())),
+    memoryFloor,
+    'memory',
+  );
+  // A limit still above ratio x request: the request moves up to meet it, where nothing pins or bounds it.
+  const memoryRatio = ratio('memory');
+  if (memoryRatio !== undefined && !c.pinned['requests.memory']) {
+    const needed = (quantity(memoryLimit).milli * 1000n + memoryRatio - 1n) / memoryRatio;
+    const upper = least(max('memory'), room('requests', 'memory'));
+    if (needed > request() && (upper === undefined || needed <= upper))
+      memoryRequest = show(needed, 'memory');
+  }
+
+  const cpu = quantity(cpuRequest).milli;
+  const cpuLower = most(min('cpu'), cpu);
+  const cpuUpper = least(max('cpu'), podLimit('cpu'), room('limits', 'cpu'), ratioBound('cpu', cpu));
+  const clamp = (value: bigint) => {
+    const raised = most(value, cpuLower) ?? value;
+    return cpuUpper !== undefined && raised > cpuUpper ? (most(cpuUpper, cpuLower) ?? cpuUpper) : raised;
+  };
+  let cpuLimit = c.wanted.limits.cpu;
+  if (cpuLimit === undefined) {
+    const landing = defaultLimit('cpu');
+    if (landing !== undefined) {
+      const fits = clamp(landing.milli) === landing.milli;
+      if (!fits) cpuLimit = show(clamp(landing.milli), 'cpu');
+    } else if (demandsCpuLimit(c)) {
+      cpuLimit = show(clamp(quantity(DEMANDED_CPU_LIMIT).milli), 'cpu');
+    }
+  }
+  return {
+    requests: { cpu: cpuRequest, memory: memoryRequest },
+    limits: { ...(cpuLimit === undefined ? {} : { cpu: cpuLimit }), memory: memoryLimit },
+  };
+}
+
+const ZERO: ContainerResources = { requests: { cpu: '0', memory: '0' }, limits: { cpu: '0', memory: '0' } };
+
+/**
+ * The most `who` may add to the pod's aggregate `kind` of `name` under the rules that bound the aggregate: the
+ * pod's own request (`spec.resources`), a LimitRange of type Pod, and every ResourceQuota that matches the pod.
+ * The aggregate is max(containers + native sidecars, largest init container + the sidecars before it): the
+ * companion adds to the first part (as a native sidecar, to every init container after it too), our init
+ * container, first of all, only competes in the second. A bound the pod fails without us is not ours to meet.
+ */
+function aggregateRoom(c: BoundsInputs, kind: Kind, name: string, podLevel: boolean): bigint | undefined {
+  const placeholders = withOurs(c.base, ZERO, ZERO, c.native);
+  const parts = aggregateParts(admittedShape(placeholders, c.rules, podLevel), kind);
+  const sum = parts.sum.get(name)?.milli ?? 0n;
+  const initMax = parts.initMax.get(name)?.milli ?? 0n;
+  const before = sum > initMax ? sum : initMax;
+  const taken = c.who === 'init' ? 0n : c.native ? before : sum;
+  const pod = shapeOf(c.base).pod;
+  const podSets =
+    podLevel &&
+    (kind === 'requests' ? pod?.requests.has(name) || pod?.limits.has(name) : pod?.limits.has(name));
+  const bounds: (bigint | undefined)[] = [];
+  if (podLevel && kind === 'requests') bounds.push((pod?.requests.get(name) ?? pod?.limits.get(name))?.milli);
+  if (!podSets) {
+    for (const item of c.rules.limitRanges.flatMap(limitItems)) {
+      if (item.type === 'Pod') bounds.push(item.max.get(name)?.milli);
+    }
+    // Which quotas match is judged on the pod with our wanted values (our requests make a BestEffort pod Burstable).
+    const patched = withOurs(c.base, c.wanted, c.wanted, c.native);
+    const shape = shapeOf(patched);
+    for (const quota of c.rules.resourceQuotas) {
+      if (!quotaMatches(quota, patched, shape, podLevel)) continue;
+      const { hard, used } = quotaFacts(quota);
+      for (const [resource, limit] of hard) {
+        const usage = USAGE_OF[resource];
+        if (usage?.kind !== kind || usage.name !== name) continue;
+        bounds.push(limit.milli - (used.get(resource)?.milli ?? 0n));
+      }
+    }
+  }
+  const room = least(
+    ...bounds
+      .filter((bound) => bound !== undefined && bound >= before)
+      .map((bound) => (bound as bigint) - taken),
+  );
+  return room === undefined || room >= 0n ? room : 0n;
+}
+
+/** A CPU limit some rule makes every container declare, with no default LimitRanger would write. */
+function demandsCpuLimit(c: BoundsInputs): boolean {
+  const items = c.rules.limitRanges.flatMap(limitItems);
+  if (
+    items.some(
+      (item) => item.type === 'Container' && (item.max.has('cpu') || item.maxLimitRequestRatio.has('cpu')),
+    )
+  ) {
+    return true;
+  }
+  const patched = withOurs(c.base, c.wanted, c.wanted, c.native);
+  const shape = shapeOf(patched);
+  return c.worlds.some(
+    (podLevel) =>
+      !(
+        podLevel && POD_LEVEL_RESOURCES.some((n) => shape.pod?.requests.has(n) || shape.pod?.limits.has(n))
+      ) &&
+      c.rules.resourceQuotas.some(
+        (quota) => quotaFacts(quota).hard.has('limits.cpu') && quotaMatches(quota, patched, shape, podLevel),
+      ),
+  );
+}
+
+/** Thousandths as the API server writes them: cpu in decimal SI, memory in binary SI (whole bytes). */
+function show(milli: bigint, resource: string): string {
+  if (resource === 'memory') return formatQuantity({ milli: milli - (milli % 1000n), format: 'BinarySI' });
+  return formatQuantity({ milli, format: 'DecimalSI' });
+}

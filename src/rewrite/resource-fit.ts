@@ -1,0 +1,139 @@
+// What the companion and the init container declare in one pod, so that a pod the API server admits is still
+// admitted with them: the defaults and the pod's annotations (resources.ts) fitted to the pod's own budget
+// (`spec.resources`) and to its namespace's LimitRanges and ResourceQuotas, then checked against everything
+// the API server checks (admission-rules.ts). Where nothing fits, the pod is left untouched with a warning that
+// names the rule; a value an annotation pins that cannot fit is an error at that annotation.
+
+import { admissionViolations, type NamespaceRules } from './admission-rules.js';
+import { COMPANION_NAME, INIT_NAME } from './companion.js';
+import type { NamespaceRulesKnowledge, Violation } from './namespace-rules.js';
+import type { ClusterKnowledge } from './placement.js';
+import { POD_LEVEL_RESOURCES, type PodShape, shapeOf } from './pod-resources.js';
+import { chooseResources, withOurs } from './resource-bounds.js';
+import {
+  type ContainerResources,
+  CPU_REQUEST_ANNOTATION,
+  decideResources,
+  type InvalidAnnotation,
+  MEMORY_LIMIT_ANNOTATION,
+  MEMORY_REQUEST_ANNOTATION,
+} from './resources.js';
+import type { Container, PodSpec } from './types.js';
+
+export type ResourceFit =
+  /** `init`: where the init container is added. */
+  | { fit: 'declared'; companion: ContainerResources; init?: ContainerResources }
+  | { fit: 'untouched'; reason: string }
+  | { fit: 'invalid'; invalid: InvalidAnnotation };
+
+export interface FitInputs {
+  /** The pod as it came; earlier copies of our two containers in it are set aside. */
+  spec: PodSpec;
+  annotations: Readonly<Record<string, string>> | undefined;
+  /** --companion-cpu-limit, canonical: a CPU limit on both containers whatever the rules (policies we cannot read). */
+  companionCpuLimit: string | undefined;
+  withInit: boolean;
+  /** The companion as a native sidecar (second among the init containers, after ours), else first container. */
+  native: boolean;
+  rules: NamespaceRulesKnowledge;
+  /** Whether pod-level resources count (the PodLevelResources feature: on by default from 1.34). */
+  cluster: ClusterKnowledge;
+}
+
+const OURS = new Set([COMPANION_NAME, INIT_NAME]);
+
+/** Pure, table-tested (test/rewrite/resource-fit.test.ts). */
+export function fitResources(inputs: FitInputs): ResourceFit {
+  const decided = decideResources(inputs.annotations);
+  if ('invalid' in decided) return { fit: 'invalid', invalid: decided.invalid };
+  const { rules: knowledge } = inputs;
+  if (knowledge.state === 'unknown') {
+    return {
+      fit: 'untouched',
+      reason: `left untouched: the LimitRanges and ResourceQuotas of namespace "${knowledge.namespace}" are not known (${brief(knowledge.why)}), and they may refuse our containers`,
+    };
+  }
+  const rules: NamespaceRules =
+    knowledge.state === 'known' ? knowledge : { limitRanges: [], resourceQuotas: [] };
+  const base = withoutOurs(inputs.spec);
+  const worlds = podLevelWorlds(inputs.cluster, shapeOf(base));
+  const wanted = {
+    requests: { ...decided.resources.requests },
+    limits: {
+      ...(inputs.companionCpuLimit === undefined ? {} : { cpu: inputs.companionCpuLimit }),
+      memory: decided.resources.limits.memory,
+    },
+  };
+  const pinned = {
+    'requests.cpu': inputs.annotations?.[CPU_REQUEST_ANNOTATION] !== undefined,
+    'requests.memory': inputs.annotations?.[MEMORY_REQUEST_ANNOTATION] !== undefined,
+    'limits.memory': inputs.annotations?.[MEMORY_LIMIT_ANNOTATION] !== undefined,
+    'limits.cpu': inputs.companionCpuLimit !== undefined,
+  };
+  const fitted = (who: 'companion' | 'init') =>
+    chooseResources({ who, wanted, pinned, base, rules, worlds, native: inputs.native });
+  const companion = fitted('companion');
+  const init = inputs.withInit ? fitted('init') : undefined;
+  const patched = withOurs(base, companion, init, inputs.native);
+  for (const podLevel of worlds) {
+    const before = new Set(admissionViolations(base, rules, podLevel).map((v) => v.key));
+    const ours = admissionViolations(patched, rules, podLevel).filter((v) => !before.has(v.key));
+    const [first] = ours;
+    if (first === undefined) continue;
+    const annotation = pinnedAnnotation(first, pinned);
+    if (annotation !== undefined) {
+      const value = annotation.value(decided.resources);
+      return {
+        fit: 'invalid',
+        invalid: { annotation: annotation.name, problem: `${value} cannot fit: ${first.message}` },
+      };
+    }
+    return { fit: 'untouched', reason: `left untouched: ${first.message}` };
+  }
+  return { fit: 'declared', companion, ...(init === undefined ? {} : { init }) };
+}
+
+const ANNOTATIONS: Readonly<
+  Record<
+    string,
+    {
+      name: string;
+      value: (r: { requests: { cpu: string; memory: string }; limits: { memory: string } }) => string;
+    }
+  >
+> = {
+  'requests.cpu': { name: CPU_REQUEST_ANNOTATION, value: (r) => r.requests.cpu },
+  'requests.memory': { name: MEMORY_REQUEST_ANNOTATION, value: (r) => r.requests.memory },
+  'limits.memory': { name: MEMORY_LIMIT_ANNOTATION, value: (r) => r.limits.memory },
+};
+
+/** The annotation behind a refused value of ours, where an annotation pinned it. */
+function pinnedAnnotation(violation: Violation, pinned: Readonly<Record<string, boolean>>) {
+  const { field, container } = violation;
+  if (field === undefined || (container !== undefined && !OURS.has(container))) return undefined;
+  return pinned[field] ? ANNOTATIONS[field] : undefined;
+}
+
+/**
+ * Where `spec.resources` is set: counted (the feature on), not counted (off, or before 1.32: the API server
+ * drops the field), or both where the version does not say (alpha, off by default, in 1.32 and 1.33).
+ */
+function podLevelWorlds(cluster: ClusterKnowledge, shape: PodShape): boolean[] {
+  const set = POD_LEVEL_RESOURCES.some((n) => shape.pod?.requests.has(n) || shape.pod?.limits.has(n));
+  if (!set) return [false];
+  if (cluster.state !== 'known' || cluster.version.major !== 1) return [false, true];
+  if (cluster.version.minor >= 34) return [true];
+  return cluster.version.minor >= 32 ? [false, true] : [false];
+}
+
+function withoutOurs(spec: PodSpec): PodSpec {
+  const notOurs = (list: Container[] | undefined) => list?.filter((c) => !OURS.has(String(c?.name ?? '')));
+  const next: PodSpec = { ...spec, containers: notOurs(spec.containers) ?? [] };
+  if (spec.initContainers !== undefined) next.initContainers = notOurs(spec.initContainers);
+  return next;
+}
+
+function brief(text: string): string {
+  const line = text.replaceAll(/\s+/g, ' ').trim();
+  return line.length > 48 ? `${line.slice(0, 47)}…` : line;
+}
