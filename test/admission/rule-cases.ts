@@ -31,7 +31,11 @@ const APP_RESOURCES: Resources = {
 };
 
 /** A web app that declares all it uses: it passes every rule below on its own. */
-export function appPod(spec: Json = {}, annotations?: Record<string, string>): Pod {
+export function appPod(
+  spec: Json = {},
+  annotations?: Record<string, string>,
+  resources: Resources = APP_RESOURCES,
+): Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -44,7 +48,7 @@ export function appPod(spec: Json = {}, annotations?: Record<string, string>): P
           ports: [{ name: 'http', containerPort: 8080 }],
           readinessProbe: { httpGet: { path: '/ready', port: 'http' } },
           livenessProbe: { tcpSocket: { port: 8080 } },
-          resources: APP_RESOURCES,
+          resources,
         },
       ],
       ...spec,
@@ -177,6 +181,33 @@ export const RULE_CASES: RuleCase[] = [
     settles: true,
     expected: 'companion',
     names: QUOTA,
+  },
+  {
+    name: 'ResourceQuota on limits.cpu with 300m left (a CPU limit must fit the room)',
+    rules: () => [quota({ 'limits.cpu': '500m' }, { 'limits.cpu': '200m' })],
+    settles: true,
+    expected: 'either',
+    names: QUOTA,
+  },
+  {
+    name: 'LimitRange max cpu 40m, below our 50m request',
+    rules: () => [limitRange({ max: { cpu: '40m' } })],
+    pod: appPod({}, undefined, {
+      requests: { cpu: '20m', memory: '64Mi' },
+      limits: { cpu: '40m', memory: '128Mi' },
+    }),
+    expected: 'either',
+    names: LIMIT_RANGE,
+  },
+  {
+    name: 'LimitRange min memory 400Mi, above our 320Mi limit',
+    rules: () => [limitRange({ min: { memory: '400Mi' } })],
+    pod: appPod({}, undefined, {
+      requests: { cpu: '100m', memory: '400Mi' },
+      limits: { cpu: '200m', memory: '512Mi' },
+    }),
+    expected: 'either',
+    names: LIMIT_RANGE,
   },
   {
     name: 'LimitRange min cpu 100m, and the cpu-request annotation at 150m',
