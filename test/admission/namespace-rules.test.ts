@@ -36,9 +36,18 @@ afterAll(async () => {
 });
 
 describe.skipIf(skip)('a pod admitted without us is admitted with us (real kube-apiserver)', () => {
-  it.each(RULE_CASES.map((c, index) => ({ ...c, namespace: `rule-${index}` })))(
-    '$name',
-    async ({ namespace, pod, expected, names, options }) => {
+  const cases = RULE_CASES.flatMap((c, index) =>
+    [false, true].map((nativeSidecar) => ({
+      ...c,
+      namespace: `rule-${index}`,
+      nativeSidecar,
+      placement: nativeSidecar ? 'a native sidecar' : 'first',
+    })),
+  );
+  it.each(cases)(
+    '$name, companion $placement',
+    async ({ namespace, pod, expected, names, options: given, nativeSidecar }) => {
+      const options = { ...given, nativeSidecar };
       const original = pod ?? appPod();
       const before = await env.admin.dryRunPod(namespace, original);
       expect(before.admitted ? 'admitted' : before.message, 'the original pod (precondition)').toBe(
