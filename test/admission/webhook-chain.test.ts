@@ -17,7 +17,7 @@ import {
 } from '../helpers/envtest-webhook.js';
 import { skipWithout } from '../helpers/system-tools.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
-import { appPod, RULE_CASES, RULE_PROBE, vapRules } from './rule-cases.js';
+import { appPod, RULE_CASES, RULE_PROBE, type RuleCase, vapRules } from './rule-cases.js';
 
 type Json = Record<string, unknown>;
 
@@ -105,25 +105,59 @@ describe.skipIf(skip)('the API server calls the webhook', () => {
     expect(webhook.output()).not.toMatch(/forbidden|answered 403/i);
   });
 
-  it.each(RULE_CASES.map((c, index) => ({ ...c, namespace: namespaceOf(index) })))(
-    '$name',
-    async ({ namespace, pod, expected, names }) => {
-      const original = pod ?? appPod();
-      const before = await env.admin.dryRunPod(namespace, labelled(original, NOT_SENT));
-      expect(before.admitted ? 'admitted' : before.message, 'without the webhook (precondition)').toBe(
-        'admitted',
-      );
+  it.each(RULE_CASES.map((c, index) => ({ ...c, namespace: namespaceOf(index) })))('$name', async (c) => {
+    await throughTheChain(c);
+  });
+});
 
-      const after = await env.admin.dryRunPod(namespace, original);
-      expect(after.admitted ? 'admitted' : after.message, 'with the webhook').toBe('admitted');
-      if (!after.admitted) return;
-      const ours = ourContainers(after.object as Pod);
-      const ourWarnings = after.warnings.filter((w) => w.startsWith('osm-healthcheck: ')).join('\n');
-      if (expected === 'companion') expect(ours, ourWarnings).toContain('osm-healthcheck');
-      if (expected === 'untouched' || expected === 'annotation') expect(ours).toEqual([]);
-      if (ours.length === 0) expect(ourWarnings, 'a warning naming the rule').toMatch(names);
-    },
+/** A rule case through the API server and the webhook: admitted without and with it, as the case expects. */
+async function throughTheChain(c: RuleCase & { namespace: string }): Promise<Pod | undefined> {
+  const original = c.pod ?? appPod();
+  const before = await env.admin.dryRunPod(c.namespace, labelled(original, NOT_SENT));
+  expect(before.admitted ? 'admitted' : before.message, 'without the webhook (precondition)').toBe(
+    'admitted',
   );
+
+  const after = await env.admin.dryRunPod(c.namespace, original);
+  expect(after.admitted ? 'admitted' : after.message, 'with the webhook').toBe('admitted');
+  if (!after.admitted) return undefined;
+  const pod = after.object as Pod;
+  const ours = ourContainers(pod);
+  const ourWarnings = after.warnings.filter((w) => w.startsWith('osm-healthcheck: ')).join('\n');
+  if (c.expected === 'companion') expect(ours, ourWarnings).toContain('osm-healthcheck');
+  if (c.expected === 'untouched' || c.expected === 'annotation') expect(ours).toEqual([]);
+  if (ours.length === 0) expect(ourWarnings, 'a warning naming the rule').toMatch(c.names);
+  return pod;
+}
+
+describe.skipIf(skip)('with --native-sidecar, a node whose kubelet has them', () => {
+  const nativeOf = (index: number) => `native-${index}`;
+  beforeAll(async () => {
+    await env.admin.create('/api/v1/nodes', {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'node-1' },
+      status: { nodeInfo: { kubeletVersion: 'v1.36.3' } },
+    });
+    const injection = { 'osm-healthcheck-injection': 'native' };
+    await makeNamespace(env.admin, 'native-probe', injection, []);
+    for (const [index, c] of RULE_CASES.entries()) {
+      await makeNamespace(
+        env.admin,
+        nativeOf(index),
+        { ...injection, ...c.labels },
+        c.rules(nativeOf(index)),
+      );
+      if (c.settles) await untilRefused(env.admin, nativeOf(index), RULE_PROBE);
+    }
+    await installed('osm-healthcheck-native', 'native', 'native-probe', ['--native-sidecar']);
+  }, 60_000);
+
+  it.each(RULE_CASES.map((c, index) => ({ ...c, namespace: nativeOf(index) })))('$name', async (c) => {
+    const pod = await throughTheChain(c);
+    const companion = pod?.spec.initContainers?.find((x) => x.name === 'osm-healthcheck');
+    if (c.expected === 'companion') expect(companion?.restartPolicy).toBe('Always');
+  });
 });
 
 /** A Deployment of `pod`'s template, as `kubectl apply` sends it. */
