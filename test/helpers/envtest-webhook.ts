@@ -2,14 +2,13 @@
 // its RBAC objects applied as they are (the ServiceAccount's user has a token of its own, so RBAC's
 // ServiceAccount subjects match it), and its MutatingWebhookConfiguration with clientConfig pointed at the process.
 
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { get } from 'node:https';
 import { parseAllDocuments } from 'yaml';
 import { startCli } from './cli.js';
 import type { Envtest, EnvtestUser } from './envtest.js';
 import type { KubeClient } from './envtest-client.js';
+import { ended } from './loopback-process.js';
 import type { TestCert } from './tls.js';
 
 type Json = Record<string, unknown>;
@@ -103,7 +102,7 @@ export async function startWebhook(
     url: `${base}/mutate`,
     output,
     readyz: () => status(`${base}/readyz`, cert.cert),
-    stop: () => stopped(child),
+    stop: () => ended(child),
   };
 }
 
@@ -114,13 +113,4 @@ function status(url: string, ca: string): Promise<number> {
       resolve(res.statusCode ?? 0);
     }).on('error', reject);
   });
-}
-
-async function stopped(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exit = once(child, 'exit');
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exit;
-  clearTimeout(timer);
 }

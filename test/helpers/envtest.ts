@@ -4,9 +4,7 @@
 // may be unreadable to others); stop() ends both processes and removes the folder. No controller-manager runs, so
 // no pod ever runs and a ResourceQuota's status is the test's to write.
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import {
   accessSync,
   constants,
@@ -16,13 +14,13 @@ import {
   readFileSync,
 } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { ROOT } from './cli.js';
 import { KubeClient } from './envtest-client.js';
+import { ended, freePort, reachable, retry, started } from './loopback-process.js';
 import { type Need, tool } from './system-tools.js';
 import { makeTestCert } from './tls.js';
 
@@ -72,8 +70,6 @@ export interface Envtest {
 }
 
 const ADMIN: EnvtestUser = { name: 'admin', groups: ['system:masters'] };
-const READY_MS = 60_000;
-const ATTEMPTS = 4;
 
 export async function startEnvtest(users: readonly EnvtestUser[] = []): Promise<Envtest> {
   const dir = await mkdtemp(join(tmpdir(), 'osm-hc-envtest-'));
@@ -187,77 +183,4 @@ async function apiserverBinary(dir: string): Promise<string> {
   if (wanted !== got) throw new Error(`envtest: ${GZ} unpacks to sha256 ${got}, SHA256SUMS says ${wanted}`);
   await chmod(target, 0o755);
   return target;
-}
-
-interface Started {
-  process: ChildProcess;
-  output: () => string;
-}
-
-/** Spawns `bin` and waits for `ready`; an exit before it (a port taken meanwhile) rejects with its output. */
-async function started(bin: string, args: string[], ready: () => Promise<boolean>): Promise<Started> {
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const keep = (d: Buffer) => {
-    out = (out + d.toString()).slice(-8_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  let gone: number | null | undefined;
-  void exited.then((code) => {
-    gone = code;
-  });
-  const deadline = Date.now() + READY_MS;
-  while (gone === undefined) {
-    if (await ready()) return { process: child, output: () => out };
-    if (Date.now() > deadline) {
-      await ended(child);
-      throw new Error(`${bin} not ready within ${READY_MS / 1000} s:\n${out}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${bin} exited ${gone} before ready:\n${out}`);
-}
-
-async function retry<T>(what: string, attempt: (n: number) => Promise<T>): Promise<T> {
-  for (let n = 1; ; n += 1) {
-    try {
-      return await attempt(n);
-    } catch (err) {
-      // Free ports are picked by binding port 0 and letting go: another process may take one meanwhile.
-      if (n >= ATTEMPTS || !/address already in use/.test(String(err))) {
-        throw new Error(`envtest: ${what} did not start`, { cause: err });
-      }
-    }
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
-async function reachable(url: string): Promise<boolean> {
-  try {
-    return (await fetch(url, { signal: AbortSignal.timeout(1_000) })).ok;
-  } catch {
-    return false;
-  }
-}
-
-/** SIGTERM, then SIGKILL after 10 s. */
-async function ended(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exit = once(child, 'exit');
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exit;
-  clearTimeout(timer);
 }
