@@ -105,6 +105,19 @@ describe.skipIf(skip)('the API server calls the webhook', () => {
     expect(webhook.output()).not.toMatch(/forbidden|answered 403/i);
   });
 
+  it.each([
+    { path: '/api/v1/namespaces', status: 200 },
+    { path: '/api/v1/limitranges', status: 200 },
+    { path: '/api/v1/resourcequotas', status: 200 },
+    { path: '/api/v1/nodes', status: 200 },
+    { path: '/api/v1/pods', status: 403 },
+    { path: '/api/v1/secrets', status: 403 },
+    { path: `/api/v1/namespaces/${WEBHOOK_NAMESPACE}/secrets`, status: 403 },
+    { path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', status: 403 },
+  ])('its ServiceAccount may GET $path: $status', async ({ path, status }) => {
+    expect((await env.as(WEBHOOK_USER.name).request('GET', path)).status).toBe(status);
+  });
+
   it.each(RULE_CASES.map((c, index) => ({ ...c, namespace: namespaceOf(index) })))('$name', async (c) => {
     await throughTheChain(c);
   });

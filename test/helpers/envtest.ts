@@ -57,8 +57,7 @@ export interface EnvtestUser {
 
 export interface Envtest {
   url: string;
-  /** The serving certificate's CA (PEM), and a file holding it, for processes that read one. */
-  ca: string;
+  /** A file holding the serving certificate's CA (PEM), for processes that read one (webhook --kube-ca). */
   caFile: string;
   /** As system:masters. */
   admin: KubeClient;
@@ -144,7 +143,6 @@ export async function startEnvtest(users: readonly EnvtestUser[] = []): Promise<
 
     return {
       url: api.url,
-      ca: cert.cert,
       caFile: cert.certFile,
       admin: api.admin,
       as: (user) => new KubeClient(api.url, cert.cert, tokenOf(tokens, user)),
