@@ -6,14 +6,16 @@ import { describeValue, HealthcheckError, UsageError } from '../errors.js';
 import { parseFlags } from '../flags.js';
 import { parseKubeVersion } from '../kube-version.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
-import { injectManifests, type OutputFormat } from '../rewrite/manifest.js';
+import { injectManifests, type OutputFormat, readNamespaceRules } from '../rewrite/manifest.js';
 import { MESH_FORMATS, MESHES, type Mesh } from '../rewrite/mesh-exclusion.js';
 import { type ClusterKnowledge, choosePlacement, NATIVE_SIDECAR_VERSIONS } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityKnowledge, parseLevel } from '../rewrite/pod-security.js';
+import { readCompanionCpuLimit } from '../rewrite/resources.js';
 import type { Command } from './command.js';
 
 const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--native-sidecar] [--kube-version X.Y]
-                              [--pod-security LEVEL] [--mesh-exclusion MESH] [-o yaml|json]
+                              [--pod-security LEVEL] [--mesh-exclusion MESH] [--namespace-rules FILE]
+                              [--companion-cpu-limit QUANTITY] [-o yaml|json]
 
 Rewrites the probes of Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers,
 Jobs, CronJobs (and the items of a List) so kubelet asks the osm-healthcheck companion, and adds the
@@ -24,6 +26,10 @@ next containers back until it listens: this works on every Kubernetes version. P
 (restartPolicy Never or OnFailure: Jobs, CronJobs) get it as a native sidecar where the cluster has them
 (--kube-version, or --native-sidecar), else are left untouched with a warning; the pod-template annotation
 osm-healthcheck/run-to-completion: native-sidecar | skip forces either.
+
+The companion and its init container fit the namespace's LimitRanges and ResourceQuotas, read from the input
+(they pass through unchanged) and from --namespace-rules; a pod where nothing fits, a hostNetwork pod and a
+Windows pod are left untouched, with a warning (docs/admission-rules.md).
 
 Flags:
   -f, --filename FILE          manifest to read, YAML or JSON, several documents allowed ("-" or none: stdin)
@@ -39,10 +45,35 @@ Flags:
                                15901-15904 is then left untouched, with a warning
       --mesh-exclusion MESH    exclude 15901-15904 with the mesh's own annotation instead of the init container
                                (${MESHES.map((mesh) => `${mesh}: ${MESH_FORMATS[mesh].annotation}`).join(',\n                               ')})
+      --namespace-rules FILE   LimitRanges and ResourceQuotas of the workloads' namespace, a YAML stream or a
+                               List (kubectl get limitrange,resourcequota -n NS -o yaml > FILE); without any,
+                               in the input or here, nothing is checked against them
+      --companion-cpu-limit QUANTITY  a CPU limit on both containers (e.g. 500m), for policies inject cannot
+                               read (ValidatingAdmissionPolicy, Kyverno, Gatekeeper) that demand one
   -o, --output FORMAT          yaml (default) or json
 
 Pod templates annotated osm-healthcheck/rewrite-probes: "false" are left alone.
 Warnings go to stderr; exit code 1 and no output when any document is invalid.`;
+
+async function readRules(file: string | undefined) {
+  if (file === undefined) return undefined;
+  let source: string;
+  try {
+    source = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new HealthcheckError('OSM_HC_MANIFEST', `cannot read ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return readNamespaceRules(source, file);
+}
+
+function cpuLimitOf(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const read = readCompanionCpuLimit(text);
+  if ('invalid' in read) throw new UsageError(`inject: --companion-cpu-limit ${read.invalid}`);
+  return read.value;
+}
 
 async function readInput(file: string | undefined): Promise<string> {
   if (file === undefined || file === '-') {
@@ -109,6 +140,8 @@ export const injectCommand: Command = {
       'sidecar-containers-gate': { type: 'boolean', default: false },
       'pod-security': { type: 'string' },
       'mesh-exclusion': { type: 'string' },
+      'namespace-rules': { type: 'string' },
+      'companion-cpu-limit': { type: 'string' },
       output: { type: 'string', short: 'o', default: 'yaml' },
     });
     if (positionals.length > 0) {
@@ -129,17 +162,21 @@ export const injectCommand: Command = {
     const source = await readInput(values.filename);
     const podSecurity = podSecurityOf(values['pod-security']);
     const meshExclusion = meshOf(values['mesh-exclusion']);
+    const companionCpuLimit = cpuLimitOf(values['companion-cpu-limit']);
+    const namespaceRules = await readRules(values['namespace-rules']);
     const options = {
       image,
       nativeSidecar: values['native-sidecar'],
       cluster,
       podSecurity,
       ...(meshExclusion === undefined ? {} : { meshExclusion }),
+      ...(companionCpuLimit === undefined ? {} : { companionCpuLimit }),
     };
     const { output, warnings, placedRunningPods, notes } = injectManifests(
       source,
       options,
       format satisfies OutputFormat,
+      namespaceRules,
     );
     // Said whenever a version or a native sidecar was asked about: never a silent choice the cluster may refuse.
     // A warning where it may be refused, or where --native-sidecar was not granted (the webhook returns that

@@ -20,6 +20,7 @@ import { exclusionAnnotation, MESH_FORMATS } from './mesh-exclusion.js';
 import { withAnnotations } from './metadata.js';
 import { isOptedOut, rewritePodSpec } from './pod.js';
 import { decideResources } from './resources.js';
+import { mergeRuleSets, type NamespaceRuleSet, ruleDocuments, rulesFor } from './rule-documents.js';
 import { syncNode } from './sync.js';
 import type { PodSpec, RewriteOptions } from './types.js';
 import { podTemplates } from './workload.js';
@@ -40,59 +41,130 @@ export interface InjectResult {
   notes: string[];
 }
 
-/** Rewrites every workload in `source`; throws HealthcheckError (OSM_HC_MANIFEST) naming document and line. */
-export function injectManifests(source: string, options: RewriteOptions, format: OutputFormat): InjectResult {
+/**
+ * Rewrites every workload in `source`; throws HealthcheckError (OSM_HC_MANIFEST) naming document and line.
+ * `namespaceRules`: LimitRanges and ResourceQuotas from elsewhere (--namespace-rules), with the stream's own.
+ */
+export function injectManifests(
+  source: string,
+  options: RewriteOptions,
+  format: OutputFormat,
+  namespaceRules: NamespaceRuleSet = { limitRanges: [], resourceQuotas: [] },
+): InjectResult {
   const lineCounter = new LineCounter();
-  const docs = Array.from(parseAllDocuments(source, { lineCounter }));
+  const docs = readStream(source, lineCounter);
   const warnings: string[] = [];
   let placedRunningPods = false;
   const notes: string[] = [];
-  docs.forEach((doc, index) => {
+  // Every rule of the stream counts for every workload of its namespace, wherever the two stand in it.
+  const rules = mergeRuleSets(
+    namespaceRules,
+    ...docs.map(({ doc, value, where }) => atDocument(doc, where, () => ruleDocuments(value))),
+  );
+  for (const { doc, value, where } of docs) {
+    if (format === 'yaml' && isCollection(doc.contents) && doc.contents.flow) toBlockStyle(doc);
+    const injected = atDocument(doc, where, () => injectDocument(doc, value, options, rules));
+    warnings.push(...injected.warnings);
+    placedRunningPods ||= injected.placedRunningPods;
+    notes.push(...injected.notes);
+  }
+  const output =
+    format === 'yaml'
+      ? yamlStream(
+          docs.map(({ doc }) => doc),
+          lineCounter,
+        )
+      : jsonStream(docs.map(({ doc }) => doc));
+  return { output, warnings, placedRunningPods, notes };
+}
+
+/**
+ * --namespace-rules FILE: a stream (or a `kind: List`) of LimitRanges and ResourceQuotas, nothing else;
+ * errors name the file, the document and the field.
+ */
+export function readNamespaceRules(source: string, file: string): NamespaceRuleSet {
+  const docs = readStream(source, new LineCounter(), `${file}: `);
+  return mergeRuleSets(
+    ...docs.map(({ doc, value, where }) =>
+      atDocument(doc, where, () => {
+        const found = ruleDocuments(value);
+        if (found.limitRanges.length + found.resourceQuotas.length > 0 || value == null) return found;
+        const object = value as { kind?: unknown; metadata?: { name?: unknown } };
+        if (object.kind === 'List') return found;
+        const resource = `${String(object.kind ?? 'document')}/${String(object.metadata?.name ?? '<unnamed>')}`;
+        throw new ManifestError(
+          resource,
+          ['kind'],
+          'is no LimitRange or ResourceQuota (all --namespace-rules takes)',
+        );
+      }),
+    ),
+  );
+}
+
+interface StreamDocument {
+  doc: Document;
+  value: unknown;
+  where: (offset: number | undefined) => string;
+}
+
+/** The documents of a YAML (or JSON) stream with their values; a syntax error names its document and line. */
+function readStream(source: string, lineCounter: LineCounter, prefix = ''): StreamDocument[] {
+  const docs = Array.from(parseAllDocuments(source, { lineCounter }));
+  return docs.map((doc, index) => {
     const where = (offset: number | undefined) =>
-      `document ${index + 1}${offset === undefined ? '' : `, line ${lineCounter.linePos(offset).line}`}`;
+      `${prefix}document ${index + 1}${offset === undefined ? '' : `, line ${lineCounter.linePos(offset).line}`}`;
     const [error] = doc.errors;
     if (error !== undefined) {
       // yaml's message ends in "at line L, column C:" and a code frame; we say the line our own way.
       const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:$/, '');
       throw new HealthcheckError('OSM_HC_MANIFEST', `${where(error.pos[0])}: ${message}`, { cause: error });
     }
-    if (format === 'yaml' && isCollection(doc.contents) && doc.contents.flow) toBlockStyle(doc);
-    let value: unknown;
     try {
-      value = doc.toJS();
+      return { doc, value: doc.toJS() as unknown, where };
     } catch (err) {
       // e.g. yaml's guard against alias bombs ("Excessive alias count").
       throw new HealthcheckError('OSM_HC_MANIFEST', `${where(undefined)}: ${(err as Error).message}`, {
         cause: err,
       });
     }
-    try {
-      const injected = injectDocument(doc, value, options);
-      warnings.push(...injected.warnings);
-      placedRunningPods ||= injected.placedRunningPods;
-      notes.push(...injected.notes);
-    } catch (err) {
-      if (!(err instanceof ManifestError)) throw err;
-      // err.path runs from the document root here, so err.message names the field as the reader sees it.
-      throw new HealthcheckError('OSM_HC_MANIFEST', `${where(offsetOf(doc, err.path))}: ${err.message}`, {
-        cause: err,
-      });
-    }
   });
-  const output = format === 'yaml' ? yamlStream(docs, lineCounter) : jsonStream(docs);
-  return { output, warnings, placedRunningPods, notes };
+}
+
+/** `work`, its ManifestError (a path from the document root) turned into one naming the document and line. */
+function atDocument<T>(doc: Document, where: (offset: number | undefined) => string, work: () => T): T {
+  try {
+    return work();
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    // err.path runs from the document root here, so err.message names the field as the reader sees it.
+    throw new HealthcheckError('OSM_HC_MANIFEST', `${where(offsetOf(doc, err.path))}: ${err.message}`, {
+      cause: err,
+    });
+  }
 }
 
 function injectDocument(
   doc: Document,
   value: unknown,
   options: RewriteOptions,
+  rules: NamespaceRuleSet,
 ): Omit<InjectResult, 'output'> {
   const warnings: string[] = [];
   const notes: string[] = [];
   let placedRunningPods = false;
-  for (const { specPath, annotations, resource } of podTemplates(value)) {
+  const given = rules.limitRanges.length + rules.resourceQuotas.length > 0;
+  for (const { specPath, annotations, resource, namespace, objectPath } of podTemplates(value)) {
     const spec = valueAt(value, specPath);
+    let known = options;
+    if (given) {
+      try {
+        known = { ...options, namespaceRules: rulesFor(rules, namespace, resource) };
+      } catch (err) {
+        if (!(err instanceof ManifestError)) throw err;
+        throw new ManifestError(err.resource, [...objectPath, ...err.path], err.problem, { cause: err });
+      }
+    }
     const mesh = options.meshExclusion;
     if (mesh !== undefined && !isOptedOut(annotations)) {
       // --mesh-exclusion completes the pod's own list: one the mesh refuses is an error at that annotation.
@@ -111,7 +183,7 @@ function injectDocument(
     }
     let result: ReturnType<typeof rewritePodSpec>;
     try {
-      result = rewritePodSpec(spec as PodSpec, annotations, options, resource);
+      result = rewritePodSpec(spec as PodSpec, annotations, known, resource);
     } catch (err) {
       // The pure rewrite names fields from the pod spec; the document's reader wants them from its root.
       if (!(err instanceof ManifestError)) throw err;

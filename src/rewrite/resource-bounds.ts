@@ -7,7 +7,7 @@
 import { admittedShape, type NamespaceRules } from './admission-rules.js';
 import { COMPANION_NAME, INIT_NAME } from './companion.js';
 import { limitItems } from './limit-ranger.js';
-import { aggregateParts, type Kind, POD_LEVEL_RESOURCES, shapeOf } from './pod-resources.js';
+import { aggregateParts, hasPodLevelResources, type Kind, shapeOf } from './pod-resources.js';
 import { formatQuantity, parseQuantity, type Quantity } from './quantity.js';
 import { quotaFacts, quotaMatches, USAGE_OF } from './quota.js';
 import type { ContainerResources } from './resources.js';
@@ -231,9 +231,7 @@ function demandsCpuLimit(c: BoundsInputs): boolean {
   const shape = shapeOf(patched);
   return c.worlds.some(
     (podLevel) =>
-      !(
-        podLevel && POD_LEVEL_RESOURCES.some((n) => shape.pod?.requests.has(n) || shape.pod?.limits.has(n))
-      ) &&
+      !(podLevel && hasPodLevelResources(shape)) &&
       c.rules.resourceQuotas.some(
         (quota) => quotaFacts(quota).hard.has('limits.cpu') && quotaMatches(quota, patched, shape, podLevel),
       ),

@@ -8,9 +8,10 @@ import { admissionViolations, type NamespaceRules } from './admission-rules.js';
 import { COMPANION_NAME, INIT_NAME } from './companion.js';
 import type { NamespaceRulesKnowledge, Violation } from './namespace-rules.js';
 import type { ClusterKnowledge } from './placement.js';
-import { POD_LEVEL_RESOURCES, type PodShape, shapeOf } from './pod-resources.js';
+import { hasPodLevelResources, type PodShape, shapeOf } from './pod-resources.js';
 import { chooseResources, withOurs } from './resource-bounds.js';
 import {
+  type CompanionResources,
   type ContainerResources,
   CPU_REQUEST_ANNOTATION,
   decideResources,
@@ -80,28 +81,20 @@ export function fitResources(inputs: FitInputs): ResourceFit {
     const ours = admissionViolations(patched, rules, podLevel).filter((v) => !before.has(v.key));
     const [first] = ours;
     if (first === undefined) continue;
-    const annotation = pinnedAnnotation(first, pinned);
-    if (annotation !== undefined) {
-      const value = annotation.value(decided.resources);
-      return {
-        fit: 'invalid',
-        invalid: { annotation: annotation.name, problem: `${value} cannot fit: ${first.message}` },
-      };
+    // A value an annotation pins is the cause wherever one of them is refused: the error goes to it.
+    for (const violation of ours) {
+      const annotation = pinnedAnnotation(violation, pinned);
+      if (annotation === undefined) continue;
+      const problem = `${annotation.value(decided.resources)} cannot fit: ${violation.message}`;
+      return { fit: 'invalid', invalid: { annotation: annotation.name, problem } };
     }
     return { fit: 'untouched', reason: `left untouched: ${first.message}` };
   }
   return { fit: 'declared', companion, ...(init === undefined ? {} : { init }) };
 }
 
-const ANNOTATIONS: Readonly<
-  Record<
-    string,
-    {
-      name: string;
-      value: (r: { requests: { cpu: string; memory: string }; limits: { memory: string } }) => string;
-    }
-  >
-> = {
+/** Which annotation pins each of our values (the CPU limit is --companion-cpu-limit's, no annotation's). */
+const ANNOTATIONS: Readonly<Record<string, { name: string; value: (r: CompanionResources) => string }>> = {
   'requests.cpu': { name: CPU_REQUEST_ANNOTATION, value: (r) => r.requests.cpu },
   'requests.memory': { name: MEMORY_REQUEST_ANNOTATION, value: (r) => r.requests.memory },
   'limits.memory': { name: MEMORY_LIMIT_ANNOTATION, value: (r) => r.limits.memory },
@@ -119,8 +112,7 @@ function pinnedAnnotation(violation: Violation, pinned: Readonly<Record<string, 
  * drops the field), or both where the version does not say (alpha, off by default, in 1.32 and 1.33).
  */
 function podLevelWorlds(cluster: ClusterKnowledge, shape: PodShape): boolean[] {
-  const set = POD_LEVEL_RESOURCES.some((n) => shape.pod?.requests.has(n) || shape.pod?.limits.has(n));
-  if (!set) return [false];
+  if (!hasPodLevelResources(shape)) return [false];
   if (cluster.state !== 'known' || cluster.version.major !== 1) return [false, true];
   if (cluster.version.minor >= 34) return [true];
   return cluster.version.minor >= 32 ? [false, true] : [false];

@@ -117,3 +117,14 @@ export function checkResourceAnnotations(
   if ('invalid' in decided)
     throw new AnnotationError(resource, decided.invalid.annotation, decided.invalid.problem);
 }
+
+/**
+ * --companion-cpu-limit (inject; the webhook's flag and chart value the same): a quantity above 0, in the form
+ * the API server stores, or what is wrong with it.
+ */
+export function readCompanionCpuLimit(text: string): { value: string } | { invalid: string } {
+  const parsed = parseQuantity(text.trim());
+  if ('invalid' in parsed) return { invalid: `${parsed.invalid}, got ${describeValue(text)}` };
+  if (parsed.milli <= 0n) return { invalid: `must be more than 0, got ${describeValue(text)}` };
+  return { value: formatQuantity(parsed) };
+}

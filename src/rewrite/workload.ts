@@ -13,6 +13,10 @@ export interface PodTemplateRef {
   annotations: Record<string, string> | undefined;
   /** `Deployment/web`: names the workload in warnings and errors. */
   resource: string;
+  /** The workload's `metadata.namespace`, where it names one. */
+  namespace: string | undefined;
+  /** From the document root to the workload object (an item of a List, or the document). */
+  objectPath: FieldPath;
 }
 
 interface Kind {
@@ -103,5 +107,8 @@ export function podTemplates(document: unknown, base: FieldPath = []): PodTempla
     const path = [...base, ...known.template, 'metadata', 'annotations', RUN_TO_COMPLETION_ANNOTATION];
     throw new ManifestError(resource, path, force.invalid);
   }
-  return [{ specPath: [...base, ...specPath], annotations, resource }];
+  const metadata = isObject(document.metadata) ? document.metadata : {};
+  const namespace =
+    typeof metadata.namespace === 'string' && metadata.namespace !== '' ? metadata.namespace : undefined;
+  return [{ specPath: [...base, ...specPath], annotations, resource, namespace, objectPath: base }];
 }

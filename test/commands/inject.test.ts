@@ -271,6 +271,79 @@ describe('osm-healthcheck inject', () => {
     );
   });
 
+  it('--namespace-rules: the companion fits the namespace given, workloads of other namespaces as before', async () => {
+    const other = fixture('deployment.yaml');
+    const shop = other.replace('namespace: store', 'namespace: shop');
+    const result = await inject(
+      ['--namespace-rules', `${ROOT}test/fixtures/namespace-rules/shop.yaml`],
+      `${shop}---\n${other}`,
+    );
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    const [fitted, unchecked] = result.stdout.split(/^---$/m).map((doc) => parse(doc));
+    const resources = (doc: unknown, name: string) =>
+      (
+        doc as { spec: { template: { spec: { containers: { name: string; resources: unknown }[] } } } }
+      ).spec.template.spec.containers.find((c) => c.name === name)?.resources;
+    // LimitRange max memory 128Mi; the quota makes every container declare limits.cpu, with 500m left.
+    expect(resources(fitted, 'osm-healthcheck')).toEqual({
+      requests: { cpu: '50m', memory: '32Mi' },
+      limits: { cpu: '500m', memory: '128Mi' },
+    });
+    expect(resources(unchecked, 'osm-healthcheck')).toEqual({
+      requests: { cpu: '50m', memory: '32Mi' },
+      limits: { memory: '320Mi' },
+    });
+  });
+
+  it('--companion-cpu-limit: both containers get it, written canonical', async () => {
+    const result = await inject(['--companion-cpu-limit', '0.5'], fixture('deployment.yaml'));
+    expect(result.exitCode).toBe(0);
+    const limits = [...result.stdout.matchAll(/limits:\n\s+cpu: (\S+)/g)].map((m) => m[1]);
+    expect(limits).toEqual(['500m', '500m']);
+  });
+
+  it.each([
+    {
+      name: 'a LimitRange in the input with a value that is no quantity',
+      args: [],
+      input: `${fixture('deployment.yaml')}---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\nspec:\n  limits:\n    - type: Container\n      max: {cpu: lots}\n`,
+      exitCode: 1,
+      stderr:
+        /^osm-healthcheck inject: document 2, line 41: LimitRange\/lr: spec.limits\[0\].max.cpu: must be a Kubernetes quantity, e.g. 100m or 64Mi, got "lots" \[OSM_HC_MANIFEST\]$/,
+    },
+    {
+      name: 'a rules file with a Deployment in it',
+      args: ['--namespace-rules', `${FIXTURES}deployment.yaml`],
+      input: fixture('deployment.yaml'),
+      exitCode: 1,
+      stderr:
+        /^osm-healthcheck inject: .*deployment\.yaml: document 1, line 2: Deployment\/shop: kind: is no LimitRange or ResourceQuota \(all --namespace-rules takes\) \[OSM_HC_MANIFEST\]$/,
+    },
+    {
+      name: 'a workload without a namespace, rules of two',
+      args: [],
+      input: `apiVersion: v1\nkind: LimitRange\nmetadata: {name: a, namespace: a}\nspec: {limits: []}\n---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: b, namespace: b}\nspec: {limits: []}\n---\n${fixture('grpc.yaml')}`,
+      exitCode: 1,
+      stderr:
+        /document 3, line \d+: Pod\/\S+: metadata.namespace: is not set, and the namespace rules given are for namespaces "a", "b": set it \[OSM_HC_MANIFEST\]$/,
+    },
+    {
+      name: 'a CPU limit that is none',
+      args: ['--companion-cpu-limit', '0'],
+      input: fixture('deployment.yaml'),
+      exitCode: 2,
+      stderr: /--companion-cpu-limit must be more than 0, got "0" \[OSM_HC_USAGE\]$/,
+    },
+  ])(
+    'namespace rules: $name -> exit $exitCode, nothing on stdout',
+    async ({ args, input, exitCode, stderr }) => {
+      const result = await inject(args, input);
+      expect(result.exitCode).toBe(exitCode);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(stderr);
+    },
+  );
+
   it('--help describes the flags', async () => {
     const result = await inject(['--help']);
     expect(result.exitCode).toBe(0);
@@ -282,6 +355,8 @@ describe('osm-healthcheck inject', () => {
       '--sidecar-containers-gate',
       '--pod-security',
       '--mesh-exclusion',
+      '--namespace-rules',
+      '--companion-cpu-limit',
       '-o, --output',
     ]) {
       expect(result.stdout).toContain(flag);

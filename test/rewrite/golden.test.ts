@@ -56,6 +56,8 @@ const OPTIONS: Record<string, Partial<RewriteOptions>> = {
   'mesh-excluded': { podSecurity: level('restricted') },
   'mesh-exclusion-flag': { podSecurity: level('baseline'), meshExclusion: 'linkerd' },
   'mesh-excluded-job': { podSecurity: level('restricted'), cluster: known(29) },
+  // Pod-level resources count from 1.34 (on by default).
+  'pod-level-resources': { cluster: known(36) },
 };
 
 /** Inputs injected once per cluster version; `unknown` is inject without --kube-version. */
@@ -80,6 +82,11 @@ const WARNINGS: Record<string, string[]> = {
   ],
   'pod-security-baseline': [
     `Deployment/shop: left untouched: Pod Security "baseline:latest" (--pod-security) refuses our init container's NET_ADMIN, NET_RAW; list 15901-15904 in the mesh's inbound port exclusion annotation (README "Pod Security")`,
+  ],
+  'untouched-pods': [
+    "Pod/node-agent: left untouched: spec.hostNetwork is true: our init container's iptables rules and the companion's ports 15901-15904 would be the node's, so no mesh touches such pods",
+    'Pod/iis: left untouched: spec.os.name is windows: the companion and its init container are Linux containers, so no mesh touches such pods',
+    'Pod/app: left untouched: ResourceQuota "adm" (namespace "tight") has requests.cpu 100m left, the pod needs 150m',
   ],
   'native-sidecar': [
     'Pod/with-sidecar: native sidecar "log-shipper" has probes answered by the companion, so the companion runs as a native sidecar too',

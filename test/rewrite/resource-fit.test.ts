@@ -216,6 +216,35 @@ describe('fitResources: beyond the table', () => {
       init: DEFAULTS,
     },
     {
+      name: 'without the init container (a mesh annotation excludes our ports): the companion alone',
+      inputs: { withInit: false },
+      companion: DEFAULTS,
+      init: undefined,
+    },
+    {
+      name: 'a quota scoped to a PriorityClass the pod has: what it has left counts',
+      inputs: {
+        rules: known(
+          [],
+          [
+            quota(
+              'high',
+              { 'limits.memory': '1Gi' },
+              { 'limits.memory': '600Mi' },
+              {
+                scopeSelector: {
+                  matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }],
+                },
+              },
+            ),
+          ],
+        ),
+        spec: { priorityClassName: 'high', containers: [app(undefined, { memory: '128Mi' })] },
+      },
+      companion: declared('50m', '32Mi', { memory: '296Mi' }),
+      init: DEFAULTS,
+    },
+    {
       name: 'pod-level budget on 1.33 (feature alpha, may be off): fitted for both',
       inputs: {
         cluster: version(33),
@@ -223,8 +252,13 @@ describe('fitResources: beyond the table', () => {
       },
       companion: declared('50m', '32Mi', { memory: '128Mi' }),
     },
-  ])('$name', ({ inputs, companion, init }) => {
-    expect(fitted(inputs)).toEqual({ fit: 'declared', companion, init: init ?? companion });
+  ])('$name', (row) => {
+    const init = 'init' in row ? row.init : row.companion;
+    expect(fitted(row.inputs)).toEqual({
+      fit: 'declared',
+      companion: row.companion,
+      ...(init === undefined ? {} : { init }),
+    });
   });
 
   it.each<{ name: string; inputs: Partial<FitInputs>; reason: string }>([
@@ -250,6 +284,30 @@ describe('fitResources: beyond the table', () => {
       },
       reason:
         'left untouched: ResourceQuota "burstable" (namespace "shop") makes every container declare requests.cpu, which container app does not',
+    },
+    {
+      name: 'pod-level budget with no room left and a LimitRange min we must meet',
+      inputs: {
+        cluster: version(36),
+        rules: known([limitRange('min', { type: 'Container', min: { memory: '32Mi' } })]),
+        spec: { resources: { requests: { memory: '48Mi' } }, containers: [app({ memory: '32Mi' })] },
+      },
+      reason:
+        'left untouched: spec.resources.requests[memory]: Invalid value: "48Mi": must be greater than or equal to aggregate container requests of 64Mi',
+    },
+    {
+      name: 'a native sidecar of the app counts with the containers in a quota',
+      inputs: {
+        rules: known([], [quota('cpu', { 'requests.cpu': '320m' })]),
+        spec: {
+          initContainers: [
+            { name: 'proxy', image: 'p', restartPolicy: 'Always', resources: { requests: { cpu: '200m' } } },
+          ],
+          containers: [app({ cpu: '100m' })],
+        },
+      },
+      reason:
+        'left untouched: ResourceQuota "cpu" (namespace "shop") has requests.cpu 320m left, the pod needs 350m',
     },
     {
       name: '--companion-cpu-limit above a LimitRange max',
@@ -286,6 +344,14 @@ describe('fitResources: beyond the table', () => {
       annotation: LIMIT,
       problem:
         '512Mi cannot fit: LimitRange "max" (namespace "shop"): maximum memory usage per Container is 128Mi, but limit is 512Mi (container osm-healthcheck)',
+    },
+    {
+      name: 'a memory limit annotation below a LimitRange min (our request, raised to it, is refused too)',
+      annotations: { [LIMIT]: '48Mi' },
+      rules: known([limitRange('min', { type: 'Container', min: { memory: '64Mi' } })]),
+      annotation: LIMIT,
+      problem:
+        '48Mi cannot fit: LimitRange "min" (namespace "shop"): minimum memory usage per Container is 64Mi, but limit is 48Mi (container osm-healthcheck)',
     },
   ])('$name: refused at the annotation', ({ annotations, rules, annotation, problem }) => {
     expect(fitted({ annotations, rules })).toEqual({ fit: 'invalid', invalid: { annotation, problem } });

@@ -16,9 +16,15 @@ describe('podTemplates', () => {
     },
     {
       name: 'Deployment',
-      doc: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { template } },
+      doc: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'd', namespace: 'shop' },
+        spec: { template },
+      },
       specPath: ['spec', 'template', 'spec'],
       resource: 'Deployment/d',
+      namespace: 'shop',
     },
     {
       name: 'StatefulSet',
@@ -78,8 +84,10 @@ describe('podTemplates', () => {
       specPath: ['spec'],
       resource: 'Pod/web-*',
     },
-  ])('$name', ({ doc, specPath, resource }) => {
-    expect(podTemplates(doc)).toEqual([{ specPath, annotations: { a: 'b' }, resource }]);
+  ])('$name', ({ doc, specPath, resource, namespace }) => {
+    expect(podTemplates(doc)).toEqual([
+      { specPath, annotations: { a: 'b' }, resource, namespace, objectPath: [] },
+    ]);
   });
 
   it('finds the items of a List, and of a typed list whose items carry no kind', () => {
@@ -92,11 +100,19 @@ describe('podTemplates', () => {
       ],
     };
     expect(podTemplates(list)).toEqual([
-      { specPath: ['items', 1, 'spec'], annotations: undefined, resource: 'Pod/p' },
+      {
+        specPath: ['items', 1, 'spec'],
+        annotations: undefined,
+        resource: 'Pod/p',
+        namespace: undefined,
+        objectPath: ['items', 1],
+      },
       {
         specPath: ['items', 2, 'items', 0, 'spec', 'template', 'spec'],
         annotations: undefined,
         resource: 'Deployment/d',
+        namespace: undefined,
+        objectPath: ['items', 2, 'items', 0],
       },
     ]);
   });

@@ -48,6 +48,32 @@ describe('admit', () => {
     expect(summary.changed).toMatch(/^companion answers liveness\/app; \d+ patch operations$/);
   });
 
+  it.each([
+    {
+      name: 'rules not known yet: untouched, with the warning',
+      namespaceRules: { state: 'unknown', namespace: 'ns', why: 'not listed yet' } as const,
+      warning:
+        'osm-healthcheck: Pod/web: left untouched: the LimitRanges and ResourceQuotas of namespace "ns" are not known (not listed yet), and they may refuse our containers',
+    },
+    {
+      name: 'a quota with no room for ours: untouched, the quota named',
+      namespaceRules: {
+        state: 'known',
+        namespace: 'ns',
+        limitRanges: [],
+        resourceQuotas: [
+          { metadata: { name: 'q', namespace: 'ns' }, spec: { hard: { 'requests.cpu': '10m' } } },
+        ],
+      } as const,
+      warning:
+        'osm-healthcheck: Pod/web: left untouched: ResourceQuota "q" (namespace "ns") has requests.cpu 10m left, the pod needs 50m',
+    },
+  ])('namespace rules, $name', ({ namespaceRules, warning }) => {
+    const { response, summary } = admit(request(probed), { ...REWRITE, namespaceRules });
+    expect(response).toEqual({ uid: 'u-1', allowed: true, warnings: [warning] });
+    expect(summary).toMatchObject({ result: 'unchanged', companion: 'untouched' });
+  });
+
   it('a pod without a spec: admitted unchanged, the warning says why', () => {
     const { response, summary, error } = admit(request({ metadata: { generateName: 'w-' } }), REWRITE);
     expect(response).toEqual({
