@@ -4,8 +4,13 @@
 // never changed. The rules are created for real and read back as the webhook would know them; LimitRanger,
 // ResourceQuota, PodSecurity, ValidatingAdmissionPolicy and pod-level validation are the API server's own.
 
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import type { RewriteOptions } from '../../src/rewrite/types.js';
+import { runCli } from '../helpers/cli.js';
 import { ENVTEST_NEEDS, type Envtest, startEnvtest } from '../helpers/envtest.js';
 import {
   factsOptions,
@@ -13,6 +18,7 @@ import {
   makeNamespace,
   namespaceFacts,
   ourContainers,
+  type Pod,
   untilRefused,
 } from '../helpers/envtest-namespace.js';
 import { skipWithout } from '../helpers/system-tools.js';
@@ -71,6 +77,48 @@ describe.skipIf(skip)('a pod admitted without us is admitted with us (real kube-
         expect(injected).toEqual(original);
         expect(result.warnings.join('\n'), 'a warning naming the rule').toMatch(names);
       }
+    },
+  );
+});
+
+describe.skipIf(skip)('inject --namespace-rules, the objects as kubectl get -o yaml writes them', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'osm-hc-rules-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each(RULE_CASES.map((c, index) => ({ ...c, namespace: `rule-${index}` })))(
+    '$name',
+    async ({ namespace, pod, expected, names, labels }) => {
+      const original = pod ?? appPod();
+      const facts = await namespaceFacts(env.admin, namespace);
+      const file = join(dir, `${namespace}.yaml`);
+      const items = [
+        ...facts.limitRanges.map((o) => ({ apiVersion: 'v1', kind: 'LimitRange', ...o })),
+        ...facts.resourceQuotas.map((o) => ({ apiVersion: 'v1', kind: 'ResourceQuota', ...o })),
+      ];
+      writeFileSync(file, stringify({ apiVersion: 'v1', kind: 'List', items }));
+      const level = labels?.['pod-security.kubernetes.io/enforce'];
+      const args = ['inject', '-o', 'json', '--kube-version', '1.36', '--namespace-rules', file];
+      const run = await runCli([...args, ...(level ? ['--pod-security', level] : [])], {
+        input: JSON.stringify(original),
+      });
+      if (expected === 'annotation') {
+        expect({ code: run.code, stderr: run.stderr }).toMatchObject({
+          code: 1,
+          stderr: expect.stringMatching(names),
+        });
+        return;
+      }
+      expect(run.code, run.stderr).toBe(0);
+      const injected = JSON.parse(run.stdout) as Pod;
+      const after = await env.admin.dryRunPod(namespace, injected);
+      expect(after.admitted ? 'admitted' : after.message, 'the injected pod').toBe('admitted');
+      const ours = ourContainers(injected);
+      if (expected === 'companion') expect(ours).toContain('osm-healthcheck');
+      if (expected === 'untouched') expect(ours).toEqual([]);
+      if (ours.length === 0) expect(run.stderr, 'a warning naming the rule').toMatch(names);
     },
   );
 });
