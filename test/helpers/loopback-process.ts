@@ -17,6 +17,10 @@ export interface Started {
 /** Spawns `bin` and waits for `ready`; an exit before it (a port taken meanwhile) rejects with its output. */
 export async function started(bin: string, args: string[], ready: () => Promise<boolean>): Promise<Started> {
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // A test worker that ends without stopping it must not leave it behind (etcd, an API server).
+  const orphaned = () => child.kill('SIGKILL');
+  process.once('exit', orphaned);
+  child.once('exit', () => process.off('exit', orphaned));
   let out = '';
   const keep = (d: Buffer) => {
     out = (out + d.toString()).slice(-8_000);
