@@ -148,5 +148,5 @@ describe.skipIf(skip)('a mesh injector after us', () => {
         .slice(-2)
         .map((l) => l.result),
     ).toEqual(['patched', 'unchanged']);
-  });
+  }, 40_000);
 });
