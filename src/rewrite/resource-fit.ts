@@ -88,7 +88,12 @@ export function fitResources(inputs: FitInputs): ResourceFit {
       const problem = `${annotation.value(decided.resources)} cannot fit: ${violation.message}`;
       return { fit: 'invalid', invalid: { annotation: annotation.name, problem } };
     }
-    return { fit: 'untouched', reason: `left untouched: ${first.message}` };
+    // A CPU limit refused is the cluster-wide setting's: the warning says so, as the error names an annotation.
+    const bySetting =
+      pinned['limits.cpu'] &&
+      ours.some((v) => v.field === 'limits.cpu' && (v.container === undefined || OURS.has(v.container)));
+    const setting = bySetting ? `; our CPU limit is --companion-cpu-limit ${inputs.companionCpuLimit}` : '';
+    return { fit: 'untouched', reason: `left untouched: ${first.message}${setting}` };
   }
   return { fit: 'declared', companion, ...(init === undefined ? {} : { init }) };
 }

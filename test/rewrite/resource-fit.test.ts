@@ -316,7 +316,7 @@ describe('fitResources: beyond the table', () => {
         rules: known([limitRange('max', { type: 'Container', max: { cpu: '1' } })]),
       },
       reason:
-        'left untouched: LimitRange "max" (namespace "shop"): maximum cpu usage per Container is 1, but limit is 2 (container osm-healthcheck)',
+        'left untouched: LimitRange "max" (namespace "shop"): maximum cpu usage per Container is 1, but limit is 2 (container osm-healthcheck); our CPU limit is --companion-cpu-limit 2',
     },
   ])('$name', ({ inputs, reason }) => {
     expect(fitted(inputs)).toEqual({ fit: 'untouched', reason });
