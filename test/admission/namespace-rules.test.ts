@@ -53,7 +53,10 @@ describe.skipIf(skip)('a pod admitted without us is admitted with us (real kube-
   it.each(cases)(
     '$name, companion $placement',
     async ({ namespace, pod, expected, names, options: given, nativeSidecar }) => {
-      const options = { ...given, nativeSidecar };
+      const options = {
+        ...given,
+        placement: nativeSidecar ? ('native-sidecar' as const) : ('first' as const),
+      };
       const original = pod ?? appPod();
       const before = await env.admin.dryRunPod(namespace, original);
       expect(before.admitted ? 'admitted' : before.message, 'the original pod (precondition)').toBe(

@@ -122,7 +122,7 @@ describe.skipIf(skip)('webhook fixtures: admitted before, admitted after', () =>
     if (c.namespace === 'open') expect(verdict(before), 'the original pod (precondition)').toBe('admitted');
     if (!before.admitted) return context.skip(`refused on its own: ${before.message}`);
     const options = factsOptions(facts.get(c.namespace) as NamespaceFacts, {
-      nativeSidecar: c.nativeSidecar,
+      placement: c.nativeSidecar ? 'native-sidecar' : 'first',
     });
     const { pod: injected, result } = injectPod(pod, options);
     expect(verdict(await env.admin.dryRunPod(c.namespace, injected)), 'the injected pod').toBe('admitted');
@@ -139,7 +139,7 @@ describe.skipIf(skip)(
       async (c, context) => {
         const source = readFileSync(new URL(c.file, INJECT_DIR), 'utf8');
         const options = factsOptions(facts.get(c.namespace) as NamespaceFacts, {
-          nativeSidecar: c.nativeSidecar,
+          placement: c.nativeSidecar ? 'native-sidecar' : 'first',
         });
         const injected = JSON.parse(injectManifests(source, options, 'json').output) as Json;
         const pairs = zip(

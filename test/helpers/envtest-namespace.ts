@@ -91,7 +91,7 @@ export async function namespaceFacts(client: KubeClient, namespace: string): Pro
 export function factsOptions(facts: NamespaceFacts, options: Partial<RewriteOptions> = {}): RewriteOptions {
   return {
     image: 'registry.example.com/osm-healthcheck:envtest',
-    nativeSidecar: false,
+    placement: 'first',
     cluster: { state: 'known', version: facts.version, sidecarGate: false },
     podSecurity: { state: 'known', policy: enforcedPolicy(facts.labels, 'privileged', facts.namespace) },
     namespaceRules: {
