@@ -53,8 +53,9 @@ COPY --from=node /usr/local/bin/node /usr/local/bin/node
 # Debian's PATH, which an empty base does not set: the entrypoint finds node, and init the iptables tools, on it.
 # MALLOC_ARENA_MAX=1: glibc's malloc keeps one arena, not one per thread that ever allocated (V8's compiler and
 # GC threads, libuv's pool), whose freed pages stay resident: ~1.6 MiB less private memory per companion at the
-# same probe throughput (BENCHMARKS.md, "Memory (issue 21)"). No V8 flag pays in a pod: its 320Mi limit (any
-# below 1 GiB) already gives V8 1 MiB semi-spaces, and the flags that save more cost throughput (--lite-mode: 0.36x).
+# same probe throughput (BENCHMARKS.md, "Memory (issue 21)"). No V8 flag here: under a memory limit supervise.sh
+# gives serve --max-heap-size at half of it (BENCHMARKS.md, "Supervision (issue 27)"), and the flags that save
+# more memory cost throughput (--lite-mode: 0.36x).
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production MALLOC_ARENA_MAX=1
 WORKDIR /app
 COPY --from=build /src/dist dist
@@ -64,6 +65,6 @@ EXPOSE 15901 15902 15903 15904
 # Non-root by default, as the companion runs; the init container sets runAsUser: 0 in the pod spec.
 USER 65532:65532
 # tini is PID 1 (reaps, forwards signals); supervise.sh execs every subcommand but `serve`, which it runs as its
-# child and restarts at once when it crashes or is OOM-killed (docs/companion-failures.md).
+# child and restarts at once when it exits unasked: a crash, a kill, V8's heap error (docs/companion-failures.md).
 ENTRYPOINT ["/usr/bin/tini", "--", "/app/supervise.sh", "node", "/app/dist/cli.mjs"]
 CMD ["serve"]

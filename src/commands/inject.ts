@@ -46,8 +46,8 @@ Flags:
       --placement MODE         where the companion goes in pods that keep running (${PLACEMENT_MODES.join('|')}):
                                auto (default): a native sidecar where --kube-version is 1.33+ (native
                                sidecars GA), else first; native-sidecar: a native sidecar wherever the
-                               cluster has them (1.29+, or 1.28 with --sidecar-containers-gate; without
-                               --kube-version, as asked); first: always first among the containers
+                               cluster has them (1.29+, or 1.28 with --sidecar-containers-gate), and as
+                               asked where no --kube-version is given; first: always first among the containers
       --native-sidecar         an alias of --placement native-sidecar (kept for existing scripts)
       --kube-version X.Y       the cluster's Kubernetes version (kubectl version), for the API server and the
                                kubelets: the placement is then decided as the webhook does

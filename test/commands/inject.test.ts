@@ -332,7 +332,7 @@ describe('osm-healthcheck inject', () => {
       ['--namespace-rules', `${ROOT}test/fixtures/namespace-rules/shop.yaml`],
       `${shop}---\n${other}`,
     );
-    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result).toMatchObject({ exitCode: 0, stderr: AUTO_UNCHECKED });
     const [fitted, unchecked] = result.stdout.split(/^---$/m).map((doc) => parse(doc));
     const resources = (doc: unknown, name: string) =>
       (
