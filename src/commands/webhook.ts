@@ -7,7 +7,7 @@ import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { PLACEMENT_MODES, type PlacementMode, placementFlags } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
-import { formatQuantity, parseQuantity } from '../rewrite/quantity.js';
+import { readCompanionCpuLimit } from '../rewrite/resources.js';
 import { MUTATE_PATH } from '../webhook/app.js';
 import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import { startWebhook } from '../webhook/server.js';
@@ -50,8 +50,8 @@ Flags (each also read from the environment variable shown; flags win):
                        OSM_HEALTHCHECK_PLACEMENT; default auto). auto: a native sidecar where the API
                        server and every kubelet that may run the pod are 1.33+ (native sidecars GA; the
                        pod's own node when it names one, else the oldest); native-sidecar: wherever they
-                       have them (1.29+, or 1.28 with --sidecar-containers-gate); first: never. Versions
-                       come from the API server's GET /version and its nodes; until they are known the
+                       have them (1.29+, or 1.28 with --sidecar-containers-gate); first: always first
+                       among the containers. Versions come from the API server's GET /version and its nodes; until they are known the
                        companion goes first among the containers, with a postStart hook
   --native-sidecar     an alias of --placement native-sidecar, kept for existing manifests
                        (OSM_HEALTHCHECK_NATIVE_SIDECAR=true)
@@ -120,15 +120,12 @@ function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): K
 }
 
 /** --companion-cpu-limit in the API server's stored form (`0.5` -> `500m`); empty is none (the chart's default). */
+/** --companion-cpu-limit, read as inject reads it (resources.ts); empty is none. */
 function cpuLimit(text: string | undefined): string | undefined {
-  if (text === undefined || text === '') return undefined;
-  const parsed = parseQuantity(text);
-  if ('invalid' in parsed)
-    throw new UsageError(`--companion-cpu-limit ${parsed.invalid}, got ${describeValue(text)}`);
-  if (parsed.milli <= 0n) {
-    throw new UsageError(`--companion-cpu-limit must be more than 0, got ${describeValue(text)}`);
-  }
-  return formatQuantity(parsed);
+  if (text === undefined || text.trim() === '') return undefined;
+  const read = readCompanionCpuLimit(text);
+  if ('invalid' in read) throw new UsageError(`--companion-cpu-limit ${read.invalid}`);
+  return read.value;
 }
 
 function parseBoolean(text: string, name: string): boolean {

@@ -34,7 +34,8 @@ export type KubeletKnowledge =
 
 /**
  * `auto`: a native sidecar where the API server and every kubelet that may run the pod are 1.33+ (native sidecars
- * GA, the gate locked on: Istio's rule); `native-sidecar`: wherever they have them (1.29+); `first`: never.
+ * GA, the gate locked on: Istio's rule); `native-sidecar`: wherever they have them (1.29+); `first`: never a
+ * native sidecar (unless a probed native sidecar forces it: pod.ts).
  */
 export const PLACEMENT_MODES = ['auto', 'native-sidecar', 'first'] as const;
 export type PlacementMode = (typeof PLACEMENT_MODES)[number];

@@ -125,7 +125,7 @@ export function rewritePodSpec(
   if (interception.bypass === 'invalid') {
     // inject checks this first, naming the annotation's own line (manifest.ts); the webhook never asks.
     const { annotation, problem } = interception;
-    throw new ManifestError(resource, [], `metadata.annotations.${annotation}: ${problem}`);
+    throw new AnnotationError(resource, annotation, problem);
   }
   if (interception.bypass === 'none') {
     // As for a pod that must end and cannot: the whole pod as it came, rather than one the API server refuses.

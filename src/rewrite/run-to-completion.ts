@@ -6,7 +6,7 @@
 
 import { describeValue } from '../errors.js';
 import { COMPANION_NAME } from './companion.js';
-import { ManifestError } from './manifest-error.js';
+import { AnnotationError, ManifestError } from './manifest-error.js';
 import {
   type ClusterKnowledge,
   choosePlacement,
@@ -141,11 +141,7 @@ export function podFacts(
   }
   const read = readRunToCompletion(annotations);
   if ('invalid' in read) {
-    throw new ManifestError(
-      resource,
-      [],
-      `metadata.annotations.${RUN_TO_COMPLETION_ANNOTATION}: ${read.invalid}`,
-    );
+    throw new AnnotationError(resource, RUN_TO_COMPLETION_ANNOTATION, read.invalid);
   }
   const named = (list: unknown) =>
     Array.isArray(list) && list.some((c: Container | null) => c?.name === COMPANION_NAME);

@@ -5,7 +5,7 @@
 // the controller, whose warnings nobody reads; the person running `kubectl apply` sees the workload's.
 // Our own failure never blocks a pod: it answers allowed, without a patch, with a warning that says why.
 
-import { ManifestError } from '../rewrite/manifest-error.js';
+import { AnnotationError, ManifestError } from '../rewrite/manifest-error.js';
 import { withAnnotations } from '../rewrite/metadata.js';
 import { isOptedOut, rewritePodSpec } from '../rewrite/pod.js';
 import type { PodSpec, RewriteOptions, RewriteResult } from '../rewrite/types.js';
@@ -141,7 +141,14 @@ function rewrite(
   } catch (err) {
     // The pure rewrite names fields from the pod spec; the API user reads them from the object.
     if (!(err instanceof ManifestError)) throw err;
-    throw new ManifestError(err.resource, [...template.specPath, ...err.path], err.problem, { cause: err });
+    // An annotation sits in the template's metadata, beside its spec: no path from the spec reaches it.
+    const path =
+      err instanceof AnnotationError
+        ? [...template.specPath.slice(0, -1), 'metadata', 'annotations', err.annotation]
+        : [...template.specPath, ...err.path];
+    throw new ManifestError(err.resource, path, err instanceof AnnotationError ? err.reason : err.problem, {
+      cause: err,
+    });
   }
 }
 

@@ -41,6 +41,38 @@ describe('admit', () => {
     expect(summary).toMatchObject({ result: 'skipped', changed, patchOperations: 0 });
   });
 
+  it.each([
+    {
+      name: 'a Pod',
+      object: {
+        ...probed,
+        metadata: { name: 'web', annotations: { 'osm-healthcheck/memory-limit': '0' } },
+      },
+      kind: POD_KIND,
+      warning:
+        'osm-healthcheck: probes not rewritten: Pod/web: metadata.annotations.osm-healthcheck/memory-limit: must be more than 0, got "0"',
+    },
+    {
+      name: 'a Deployment',
+      object: {
+        metadata: { name: 'web' },
+        spec: {
+          template: {
+            metadata: { annotations: { 'osm-healthcheck/cpu-request': 'lots' } },
+            spec: probed.spec,
+          },
+        },
+      },
+      kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+      warning:
+        'osm-healthcheck: probes not rewritten: Deployment/web: spec.template.metadata.annotations.osm-healthcheck/cpu-request: ',
+    },
+  ])('a bad annotation on $name: the warning names it where it stands', ({ object, kind, warning }) => {
+    const { response, summary } = admit(request(object, { kind }), REWRITE);
+    expect(summary.result).toBe('failed');
+    expect(response.warnings?.[0]?.startsWith(warning), response.warnings?.[0]).toBe(true);
+  });
+
   it('names what changed: the probes the companion now answers', () => {
     const { summary } = admit(request(probed), REWRITE);
     expect(summary.pod).toBe('web');
