@@ -1,5 +1,5 @@
 // What `inject` writes as the companion's resources today: asked of the CLI itself, so the fleet and contention
-// tables judge the defaults that ship (src/rewrite/resources.ts), not a copy of them.
+// tables judge the defaults that ship (src/rewrite/resources/defaults.ts), not a copy of them.
 
 import { execFileSync } from 'node:child_process';
 import { parseMemory, parseMilliCpu } from './kube-resources.mjs';

@@ -16,7 +16,7 @@ import {
   placementFlags,
 } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityKnowledge, parseLevel } from '../rewrite/pod-security.js';
-import { readCompanionCpuLimit } from '../rewrite/resources.js';
+import { readCompanionCpuLimit } from '../rewrite/resources/defaults.js';
 import type { Command } from './command.js';
 
 const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--placement MODE | --native-sidecar]

@@ -7,7 +7,7 @@ import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { PLACEMENT_MODES, type PlacementMode, placementFlags } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
-import { readCompanionCpuLimit } from '../rewrite/resources.js';
+import { readCompanionCpuLimit } from '../rewrite/resources/defaults.js';
 import { MUTATE_PATH } from '../webhook/app.js';
 import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import { startWebhook } from '../webhook/server.js';
@@ -120,7 +120,7 @@ function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): K
 }
 
 /** --companion-cpu-limit in the API server's stored form (`0.5` -> `500m`); empty is none (the chart's default). */
-/** --companion-cpu-limit, read as inject reads it (resources.ts); empty is none. */
+/** --companion-cpu-limit, read as inject reads it (rewrite/resources/defaults.ts); empty is none. */
 function cpuLimit(text: string | undefined): string | undefined {
   if (text === undefined || text.trim() === '') return undefined;
   const read = readCompanionCpuLimit(text);

@@ -11,7 +11,7 @@ import {
   SHUTDOWN_GRACE_ENV,
 } from '../scheme.js';
 import type { ProbeTableDocument } from '../table/types.js';
-import type { ContainerResources } from './resources.js';
+import type { ContainerResources } from './resources/defaults.js';
 import type { Container } from './types.js';
 
 export const COMPANION_NAME = 'osm-healthcheck';

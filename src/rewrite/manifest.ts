@@ -19,8 +19,8 @@ import { AnnotationError, type FieldPath, ManifestError } from './manifest-error
 import { exclusionAnnotation, MESH_FORMATS } from './mesh-exclusion.js';
 import { withAnnotations } from './metadata.js';
 import { isOptedOut, rewritePodSpec } from './pod.js';
-import { decideResources } from './resources.js';
-import { mergeRuleSets, type NamespaceRuleSet, ruleDocuments, rulesFor } from './rule-documents.js';
+import { decideResources } from './resources/defaults.js';
+import { mergeRuleSets, type NamespaceRuleSet, ruleDocuments, rulesFor } from './resources/rule-documents.js';
 import { syncNode } from './sync.js';
 import type { PodSpec, RewriteOptions } from './types.js';
 import { podTemplates } from './workload.js';
@@ -174,7 +174,7 @@ function injectDocument(
         throw new ManifestError(resource, at, wanted.invalid);
       }
     }
-    // A bad resource annotation is an error at its own line, not at the spec (resources.ts).
+    // A bad resource annotation is an error at its own line, not at the spec (resources/defaults.ts).
     const resources = isOptedOut(annotations) ? undefined : decideResources(annotations);
     if (resources !== undefined && 'invalid' in resources) {
       const { annotation, problem } = resources.invalid;

@@ -3,9 +3,9 @@
 
 import type { ProbeTableDocument } from '../table/types.js';
 import type { Mesh } from './mesh-exclusion.js';
-import type { NamespaceRulesKnowledge } from './namespace-rules.js';
 import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from './placement.js';
 import type { PodSecurityKnowledge } from './pod-security.js';
+import type { NamespaceRulesKnowledge } from './resources/namespace-rules.js';
 
 /** A port as Kubernetes writes it: a number, or the name of one of the container's ports. */
 export type IntOrString = number | string;

@@ -1,10 +1,14 @@
 // Each namespace's LimitRanges and ResourceQuotas (status included: ResourceQuota admission decides from its
 // `used`), kept from a list and watch of each across namespaces (reflector.ts), as the webhook keeps Pod Security
 // levels. A namespace's rules are known only once both were listed: until then the pod is left untouched with a
-// warning (rewrite/namespace-rules.ts), never fitted to half the rules. A namespace without any is known to have none.
+// warning (rewrite/resources/namespace-rules.ts), never fitted to half the rules. A namespace without any is known to have none.
 
 import type { Logger } from '../log.js';
-import type { LimitRange, NamespaceRulesKnowledge, ResourceQuota } from '../rewrite/namespace-rules.js';
+import type {
+  LimitRange,
+  NamespaceRulesKnowledge,
+  ResourceQuota,
+} from '../rewrite/resources/namespace-rules.js';
 import type { Backoff } from './cluster-version.js';
 import type { KubeApi } from './kube-api.js';
 import { type KubeObject, type Reflector, reflect } from './reflector.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { placeResults } from '../../bench/report.mjs';
-import { COMPANION_RESOURCES } from '../../src/rewrite/resources.js';
+import { COMPANION_RESOURCES } from '../../src/rewrite/resources/defaults.js';
 import { ROOT, runScript } from '../helpers/cli.js';
 import { LAB_READY, warnUnlessRoot } from '../init/lab.js';
 

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { atLeast, type KubeVersion } from '../../src/kube-version.js';
 import { hasNativeSidecars } from '../../src/rewrite/placement.js';
-import { parseQuantity } from '../../src/rewrite/quantity.js';
+import { parseQuantity } from '../../src/rewrite/resources/quantity.js';
 import type { Container, PodSpec } from '../../src/rewrite/types.js';
 import { PROBE_KINDS } from '../../src/scheme.js';
 import type { Collection } from './kube-collection.js';

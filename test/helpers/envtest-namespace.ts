@@ -2,9 +2,9 @@
 // them: the objects read back from that API server (as the webhook's caches and inject's input hold them).
 
 import { type KubeVersion, versionFromApi } from '../../src/kube-version.js';
-import type { LimitRange, ResourceQuota } from '../../src/rewrite/namespace-rules.js';
 import { rewritePodSpec } from '../../src/rewrite/pod.js';
 import { enforcedPolicy } from '../../src/rewrite/pod-security.js';
+import type { LimitRange, ResourceQuota } from '../../src/rewrite/resources/namespace-rules.js';
 import type { PodSpec, RewriteOptions, RewriteResult } from '../../src/rewrite/types.js';
 import type { KubeClient } from './envtest-client.js';
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { companionContainer, DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
 import { ownedContainer, PLACEMENT_FIELDS } from '../../src/rewrite/owned-container.js';
-import { COMPANION_RESOURCES } from '../../src/rewrite/resources.js';
+import { COMPANION_RESOURCES } from '../../src/rewrite/resources/defaults.js';
 import type { Container } from '../../src/rewrite/types.js';
 
 const companion = (native: boolean) =>

@@ -5,9 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME } from '../../src/rewrite/companion.js';
 import { AnnotationError } from '../../src/rewrite/manifest-error.js';
-import type { NamespaceRulesKnowledge } from '../../src/rewrite/namespace-rules.js';
 import { rewritePodSpec } from '../../src/rewrite/pod.js';
-import { CPU_REQUEST_ANNOTATION } from '../../src/rewrite/resources.js';
+import { CPU_REQUEST_ANNOTATION } from '../../src/rewrite/resources/defaults.js';
+import type { NamespaceRulesKnowledge } from '../../src/rewrite/resources/namespace-rules.js';
 import type { Container, PodSpec, RewriteOptions } from '../../src/rewrite/types.js';
 
 const OPTIONS: RewriteOptions = { image: DEFAULT_IMAGE, placement: 'first' };

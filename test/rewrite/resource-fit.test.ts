@@ -3,18 +3,18 @@
 // a namespace rule or pod refused with yesterday's fixed resources), then what else the API server counts.
 
 import { describe, expect, it } from 'vitest';
-import type {
-  LimitRangeItem,
-  NamespaceRulesKnowledge,
-  ResourceList,
-} from '../../src/rewrite/namespace-rules.js';
 import type { ClusterKnowledge } from '../../src/rewrite/placement.js';
-import { type FitInputs, fitResources } from '../../src/rewrite/resource-fit.js';
 import {
   type ContainerResources,
   CPU_REQUEST_ANNOTATION as CPU,
   MEMORY_LIMIT_ANNOTATION as LIMIT,
-} from '../../src/rewrite/resources.js';
+} from '../../src/rewrite/resources/defaults.js';
+import type {
+  LimitRangeItem,
+  NamespaceRulesKnowledge,
+  ResourceList,
+} from '../../src/rewrite/resources/namespace-rules.js';
+import { type FitInputs, fitResources } from '../../src/rewrite/resources/resource-fit.js';
 import type { Container, PodSpec } from '../../src/rewrite/types.js';
 
 const limitRange = (name: string, ...limits: LimitRangeItem[]) => ({

@@ -11,7 +11,7 @@ import {
   decideResources,
   MEMORY_LIMIT_ANNOTATION as LIMIT,
   MEMORY_REQUEST_ANNOTATION as REQUEST,
-} from '../../src/rewrite/resources.js';
+} from '../../src/rewrite/resources/defaults.js';
 import type { Container, PodSpec, RewriteOptions } from '../../src/rewrite/types.js';
 import { apiServerRefusals } from '../helpers/api-server.js';
 

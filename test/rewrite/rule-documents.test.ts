@@ -3,8 +3,12 @@
 
 import { describe, expect, it } from 'vitest';
 import { ManifestError } from '../../src/rewrite/manifest-error.js';
-import type { LimitRange, ResourceQuota } from '../../src/rewrite/namespace-rules.js';
-import { type NamespaceRuleSet, ruleDocuments, rulesFor } from '../../src/rewrite/rule-documents.js';
+import type { LimitRange, ResourceQuota } from '../../src/rewrite/resources/namespace-rules.js';
+import {
+  type NamespaceRuleSet,
+  ruleDocuments,
+  rulesFor,
+} from '../../src/rewrite/resources/rule-documents.js';
 
 const limitRange = (name: string, namespace?: string): LimitRange => ({
   apiVersion: 'v1',

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { COMPANION_NAME, INIT_NAME } from '../../src/rewrite/companion.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
-import type { LimitRangeItem } from '../../src/rewrite/namespace-rules.js';
+import type { LimitRangeItem } from '../../src/rewrite/resources/namespace-rules.js';
 import type { RewriteOptions } from '../../src/rewrite/types.js';
 import { admit } from '../../src/webhook/admit.js';
 import type { AdmissionRequest, AdmissionResponse } from '../../src/webhook/review.js';
@@ -54,7 +54,7 @@ const BUSY: Admission = {
   inPlaceResize: true,
 };
 
-/** The namespace's LimitRange as the webhook knows it (rewrite/resource-fit.ts), with what LimitRanger applies. */
+/** The namespace's LimitRange as the webhook knows it (rewrite/resources/resource-fit.ts), with what LimitRanger applies. */
 const limitRangeRules = (limits: Omit<LimitRangeItem, 'type'>): RewriteOptions['namespaceRules'] => ({
   state: 'known',
   namespace: 'default',

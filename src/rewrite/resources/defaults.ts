@@ -2,8 +2,8 @@
 // pod-template annotation. Values are written in the form the API server stores (quantity.ts), so the webhook's
 // second call finds them unchanged.
 
-import { describeValue } from '../errors.js';
-import { AnnotationError } from './manifest-error.js';
+import { describeValue } from '../../errors.js';
+import { AnnotationError } from '../manifest-error.js';
 import { formatQuantity, parseQuantity, type Quantity } from './quantity.js';
 
 export const CPU_REQUEST_ANNOTATION = 'osm-healthcheck/cpu-request';

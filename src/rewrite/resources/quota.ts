@@ -3,6 +3,7 @@
 // quotas match the pod (their scopes), what they make every container declare (Constraints), and whether the
 // pod's usage fits what is left (status.hard - status.used).
 
+import type { PodSpec } from '../types.js';
 import { type ResourceQuota, ruleName, type Violation } from './namespace-rules.js';
 import {
   type Amounts,
@@ -13,7 +14,6 @@ import {
   readAmounts,
 } from './pod-resources.js';
 import { formatQuantity, type Quantity } from './quantity.js';
-import type { PodSpec } from './types.js';
 
 /**
  * pods.go validationSet: "if a quota tracks cpu or memory related resources, the incoming pod is required to have

@@ -2,8 +2,8 @@
 // (they pass through unchanged) and of --namespace-rules FILE (`kubectl get limitrange,resourcequota -n shop
 // -o yaml`), each checked where admission reads it, and the knowledge one workload gets from them.
 
-import { describeValue } from '../errors.js';
-import { type FieldPath, ManifestError } from './manifest-error.js';
+import { describeValue } from '../../errors.js';
+import { type FieldPath, ManifestError } from '../manifest-error.js';
 import type { LimitRange, NamespaceRulesKnowledge, ResourceQuota } from './namespace-rules.js';
 import { parseQuantity } from './quantity.js';
 

@@ -3,8 +3,8 @@
 // keeps in plugin/pkg/admission/limitranger/admission.go podRequests/podLimits), pod-level resources
 // (`spec.resources`, KEP-2837) and whether the pod is BestEffort (pkg/apis/core/v1/helper/qos GetPodQOS).
 
+import type { Container, PodSpec } from '../types.js';
 import { parseQuantity, type Quantity } from './quantity.js';
-import type { Container, PodSpec } from './types.js';
 
 /** Resource name -> quantity; a name absent is "not specified", which LimitRanger and quota tell from zero. */
 export type Amounts = ReadonlyMap<string, Quantity>;

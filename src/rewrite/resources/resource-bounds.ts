@@ -4,14 +4,14 @@
 // companion needs to answer probes in time. resource-fit.ts then checks the whole pod; where these bounds cannot
 // all hold, that check names the rule.
 
+import { COMPANION_NAME, INIT_NAME } from '../companion.js';
+import type { PodSpec } from '../types.js';
 import { admittedShape, type NamespaceRules } from './admission-rules.js';
-import { COMPANION_NAME, INIT_NAME } from './companion.js';
+import type { ContainerResources } from './defaults.js';
 import { limitItems } from './limit-ranger.js';
 import { aggregateParts, hasPodLevelResources, type Kind, shapeOf } from './pod-resources.js';
 import { formatQuantity, parseQuantity, type Quantity } from './quantity.js';
 import { quotaFacts, quotaMatches, USAGE_OF } from './quota.js';
-import type { ContainerResources } from './resources.js';
-import type { PodSpec } from './types.js';
 
 /**
  * Lowest memory limit we lower to where a rule asks for less: twice the 33 MiB of anonymous memory serve reached

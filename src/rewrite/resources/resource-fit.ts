@@ -4,12 +4,10 @@
 // the API server checks (admission-rules.ts). Where nothing fits, the pod is left untouched with a warning that
 // names the rule; a value an annotation pins that cannot fit is an error at that annotation.
 
+import { COMPANION_NAME, INIT_NAME } from '../companion.js';
+import type { ClusterKnowledge } from '../placement.js';
+import type { Container, PodSpec } from '../types.js';
 import { admissionViolations, type NamespaceRules } from './admission-rules.js';
-import { COMPANION_NAME, INIT_NAME } from './companion.js';
-import type { NamespaceRulesKnowledge, Violation } from './namespace-rules.js';
-import type { ClusterKnowledge } from './placement.js';
-import { hasPodLevelResources, type PodShape, shapeOf } from './pod-resources.js';
-import { chooseResources, withOurs } from './resource-bounds.js';
 import {
   type CompanionResources,
   type ContainerResources,
@@ -18,8 +16,10 @@ import {
   type InvalidAnnotation,
   MEMORY_LIMIT_ANNOTATION,
   MEMORY_REQUEST_ANNOTATION,
-} from './resources.js';
-import type { Container, PodSpec } from './types.js';
+} from './defaults.js';
+import type { NamespaceRulesKnowledge, Violation } from './namespace-rules.js';
+import { hasPodLevelResources, type PodShape, shapeOf } from './pod-resources.js';
+import { chooseResources, withOurs } from './resource-bounds.js';
 
 export type ResourceFit =
   /** `init`: where the init container is added. */
