@@ -143,35 +143,40 @@ async function throughTheChain(c: RuleCase & { namespace: string }): Promise<Pod
   return pod;
 }
 
-describe.skipIf(skip)('with --native-sidecar, a node whose kubelet has them', () => {
-  const nativeOf = (index: number) => `native-${index}`;
-  beforeAll(async () => {
-    await env.admin.create('/api/v1/nodes', {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: 'node-1' },
-      status: { nodeInfo: { kubeletVersion: 'v1.36.3' } },
-    });
-    const injection = { 'osm-healthcheck-injection': 'native' };
-    await makeNamespace(env.admin, 'native-probe', injection, []);
-    for (const [index, c] of RULE_CASES.entries()) {
-      await makeNamespace(
-        env.admin,
-        nativeOf(index),
-        { ...injection, ...c.labels },
-        c.rules(nativeOf(index)),
-      );
-      if (c.settles) await untilRefused(env.admin, nativeOf(index), RULE_PROBE);
-    }
-    await installed('osm-healthcheck-native', 'native', 'native-probe', ['--native-sidecar']);
-  }, 60_000);
+describe.skipIf(skip)(
+  'no flag, a 1.36 API server and a 1.36 kubelet: a native sidecar by default (placement auto)',
+  () => {
+    const nativeOf = (index: number) => `native-${index}`;
+    beforeAll(async () => {
+      await env.admin.create('/api/v1/nodes', {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: 'node-1' },
+        status: { nodeInfo: { kubeletVersion: 'v1.36.3' } },
+      });
+      const injection = { 'osm-healthcheck-injection': 'native' };
+      await makeNamespace(env.admin, 'native-probe', injection, []);
+      for (const [index, c] of RULE_CASES.entries()) {
+        await makeNamespace(
+          env.admin,
+          nativeOf(index),
+          { ...injection, ...c.labels },
+          c.rules(nativeOf(index)),
+        );
+        if (c.settles) await untilRefused(env.admin, nativeOf(index), RULE_PROBE);
+      }
+      await installed('osm-healthcheck-native', 'native', 'native-probe');
+    }, 60_000);
 
-  it.each(RULE_CASES.map((c, index) => ({ ...c, namespace: nativeOf(index) })))('$name', async (c) => {
-    const pod = await throughTheChain(c);
-    const companion = pod?.spec.initContainers?.find((x) => x.name === 'osm-healthcheck');
-    if (c.expected === 'companion') expect(companion?.restartPolicy).toBe('Always');
-  });
-});
+    it.each(RULE_CASES.map((c, index) => ({ ...c, namespace: nativeOf(index) })))('$name', async (c) => {
+      const pod = await throughTheChain(c);
+      const companion = pod?.spec.initContainers?.find((x) => x.name === 'osm-healthcheck');
+      if (c.expected === 'companion') expect(companion?.restartPolicy).toBe('Always');
+      if (c.expected === 'companion')
+        expect(pod?.spec.containers?.map((x) => x.name)).not.toContain('osm-healthcheck');
+    });
+  },
+);
 
 /** A Deployment of `pod`'s template, as `kubectl apply` sends it. */
 function deployment(pod: Pod): Json {
