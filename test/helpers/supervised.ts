@@ -80,6 +80,24 @@ export function supervise(
   };
 }
 
+/** serve as the image runs it, answering `table` (OSM_HEALTHCHECK_PROBES) on `ports` of 127.0.0.1. */
+export function superviseServe(
+  ports: readonly number[],
+  table: object,
+  wrap?: (argv: string[]) => string[],
+): Supervised {
+  const env = {
+    OSM_HEALTHCHECK_PORTS: ports.join(','),
+    OSM_HEALTHCHECK_HOST: '127.0.0.1',
+    OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
+  };
+  return supervise(['serve'], env, wrap);
+}
+
+/** Where kubelet asks serve (on `ports`, the liveness port first) for the app's liveness. */
+export const appLivenessUrl = (ports: readonly number[]) =>
+  `http://127.0.0.1:${ports[0]}/osm-liveness-probe/app`;
+
 /** SIGKILL to the whole group (supervisor and serve), then wait for the supervisor's exit. */
 export async function killGroup(s: Supervised): Promise<void> {
   try {
