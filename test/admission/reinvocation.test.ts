@@ -20,6 +20,7 @@ import {
 } from '../helpers/envtest-webhook.js';
 import { skipWithout } from '../helpers/system-tools.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
+import { until } from '../helpers/until.js';
 import { appPod } from './rule-cases.js';
 
 type Json = Record<string, unknown>;
@@ -97,11 +98,7 @@ beforeAll(async () => {
   mesh = meshInjector();
   mesh.listen(0, '127.0.0.1');
   await once(mesh, 'listening');
-  const deadline = Date.now() + 20_000;
-  while ((await webhook.readyz()) !== 200) {
-    if (Date.now() > deadline) throw new Error(`webhook not ready:\n${webhook.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  await until('webhook ready', async () => (await webhook.readyz()) === 200, webhook.output);
   // Configurations are called in the order of their names: ours, then the mesh's.
   await registerWebhook(env.admin, 'osm-healthcheck', webhook.url, cert.cert, 'enabled');
   const { port } = mesh.address() as AddressInfo;
@@ -117,17 +114,13 @@ afterAll(async () => {
 
 describe.skipIf(skip)('a mesh injector after us', () => {
   it('our second call returns no patch, and the pod keeps one companion, the proxy and the defaults', async () => {
-    const deadline = Date.now() + 20_000;
     // Both configurations take effect a moment after they are created.
     const called = async () => {
       meshCalls.length = 0;
       await env.admin.dryRunPod(NAMESPACE, appPod());
       return meshCalls.some((p) => (p.spec as Pod['spec']).containers?.[0]?.name === 'osm-healthcheck');
     };
-    while (!(await called())) {
-      if (Date.now() > deadline) throw new Error(`the mesh never saw our patch:\n${webhook.output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await until('the mesh sees our patch', called, webhook.output);
     const before = admissions().length;
     const result = await env.admin.dryRunPod(NAMESPACE, appPod());
     expect(result.admitted ? 'admitted' : result.message).toBe('admitted');
