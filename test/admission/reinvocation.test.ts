@@ -15,7 +15,6 @@ import {
   type RunningWebhook,
   registerWebhook,
   startWebhook,
-  WEBHOOK_NAMESPACE,
   WEBHOOK_USER,
 } from '../helpers/envtest-webhook.js';
 import { skipWithout } from '../helpers/system-tools.js';
@@ -76,7 +75,6 @@ beforeAll(async () => {
   if (skip) return;
   env = await startEnvtest([WEBHOOK_USER]);
   cert = makeTestCert();
-  await makeNamespace(env.admin, WEBHOOK_NAMESPACE, {}, []);
   await applyRbac(env.admin);
   await makeNamespace(env.admin, NAMESPACE, { 'osm-healthcheck-injection': 'enabled' }, [
     {
@@ -98,7 +96,6 @@ beforeAll(async () => {
   mesh = meshInjector();
   mesh.listen(0, '127.0.0.1');
   await once(mesh, 'listening');
-  await until('webhook ready', async () => (await webhook.readyz()) === 200, webhook.output);
   // Configurations are called in the order of their names: ours, then the mesh's.
   await registerWebhook(env.admin, 'osm-healthcheck', webhook.url, cert.cert, 'enabled');
   const { port } = mesh.address() as AddressInfo;
