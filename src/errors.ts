@@ -61,3 +61,9 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'object') return 'an object';
   return String(value);
 }
+
+/** An error message from elsewhere, cut to at most `max` characters so the line quoting it stays one short line. */
+export function briefMessage(text: string, max: number): string {
+  const line = text.replaceAll(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}

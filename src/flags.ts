@@ -1,5 +1,6 @@
 // Flag parsing for every subcommand and for the modules below them (init/options.ts): node:util parseArgs with
-// its mistakes reported as usage errors, and the flag-over-environment rule. Imports nothing above it.
+// its mistakes reported as usage errors, the flag-over-environment rule, and a pure reader's `invalid` as a
+// usage error. Imports nothing above it.
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from './errors.js';
@@ -22,4 +23,13 @@ export function flagOrEnv(flag: string | undefined, envName: string): string | u
   if (flag !== undefined) return flag;
   const fromEnv = process.env[envName];
   return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
+}
+
+/**
+ * What a pure reader (placementFlags, readCompanionCpuLimit) made of a flag, or its `invalid` as the UsageError:
+ * `prefix` is what the subcommand puts before its usage errors (`inject: `).
+ */
+export function flagValue<T extends object>(read: T | { invalid: string }, prefix = ''): T {
+  if ('invalid' in read && typeof read.invalid === 'string') throw new UsageError(`${prefix}${read.invalid}`);
+  return read as T;
 }

@@ -3,7 +3,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
-import { parseFlags } from '../flags.js';
+import { flagValue, parseFlags } from '../flags.js';
 import { parseKubeVersion } from '../kube-version.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { injectManifests, type OutputFormat, readNamespaceRules } from '../rewrite/manifest.js';
@@ -12,7 +12,6 @@ import {
   type ClusterKnowledge,
   choosePlacement,
   PLACEMENT_MODES,
-  type PlacementMode,
   placementFlags,
 } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityKnowledge, parseLevel } from '../rewrite/pod-security.js';
@@ -83,9 +82,7 @@ async function readRules(file: string | undefined) {
 
 function cpuLimitOf(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
-  const read = readCompanionCpuLimit(text);
-  if ('invalid' in read) throw new UsageError(`inject: --companion-cpu-limit ${read.invalid}`);
-  return read.value;
+  return flagValue(readCompanionCpuLimit(text), 'inject: --companion-cpu-limit ').value;
 }
 
 async function readInput(file: string | undefined): Promise<string> {
@@ -117,12 +114,6 @@ function clusterOf(kubeVersion: string | undefined, sidecarGate: boolean): Clust
     );
   }
   return { state: 'known', version, sidecarGate };
-}
-
-function placementOf(text: string | undefined, nativeSidecar: boolean): PlacementMode {
-  const read = placementFlags(text, nativeSidecar);
-  if ('invalid' in read) throw new UsageError(`inject: ${read.invalid}`);
-  return read.mode;
 }
 
 function podSecurityOf(text: string | undefined): PodSecurityKnowledge {
@@ -178,7 +169,7 @@ export const injectCommand: Command = {
       throw new UsageError(`inject: --image must be an image reference without spaces, got "${image}"`);
     }
     const cluster = clusterOf(values['kube-version'], values['sidecar-containers-gate']);
-    const mode = placementOf(values.placement, values['native-sidecar']);
+    const mode = flagValue(placementFlags(values.placement, values['native-sidecar']), 'inject: ').mode;
     // --kube-version stands for the kubelets too: unchecked kubelets take the cluster's version.
     const placement = choosePlacement(mode, cluster, { state: 'unchecked' });
     const source = await readInput(values.filename);

@@ -2,10 +2,10 @@
 
 import { join } from 'node:path';
 import { describeValue, UsageError } from '../errors.js';
-import { flagOrEnv, parseFlags } from '../flags.js';
+import { flagOrEnv, flagValue, parseFlags } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
-import { PLACEMENT_MODES, type PlacementMode, placementFlags } from '../rewrite/placement.js';
+import { PLACEMENT_MODES, placementFlags } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
 import { readCompanionCpuLimit } from '../rewrite/resources/defaults.js';
 import { MUTATE_PATH } from '../webhook/app.js';
@@ -96,13 +96,6 @@ function flagOrEnvBoolean(flag: boolean | undefined, env: string): boolean {
   return text === undefined ? false : parseBoolean(text, env);
 }
 
-/** --placement, else its alias --native-sidecar, else auto; the two saying different things is an error. */
-function placementOf(text: string | undefined, nativeSidecar: boolean): PlacementMode {
-  const read = placementFlags(text, nativeSidecar);
-  if ('invalid' in read) throw new UsageError(`${read.invalid}`);
-  return read.mode;
-}
-
 /** --kube-api, else the in-cluster address; an API server spoken to without TLS would be anyone's. */
 function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): KubeApi | undefined {
   const text = flagOrEnv(flag, 'OSM_HEALTHCHECK_KUBE_API') ?? inClusterUrl(process.env);
@@ -119,13 +112,13 @@ function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): K
   return { url: url.origin, caFile, tokenFile };
 }
 
-/** --companion-cpu-limit in the API server's stored form (`0.5` -> `500m`); empty is none (the chart's default). */
-/** --companion-cpu-limit, read as inject reads it (rewrite/resources/defaults.ts); empty is none. */
+/**
+ * --companion-cpu-limit in the API server's stored form (`0.5` -> `500m`), read as inject reads it
+ * (rewrite/resources/defaults.ts); empty is none (the chart's default).
+ */
 function cpuLimit(text: string | undefined): string | undefined {
   if (text === undefined || text.trim() === '') return undefined;
-  const read = readCompanionCpuLimit(text);
-  if ('invalid' in read) throw new UsageError(`--companion-cpu-limit ${read.invalid}`);
-  return read.value;
+  return flagValue(readCompanionCpuLimit(text), '--companion-cpu-limit ').value;
 }
 
 function parseBoolean(text: string, name: string): boolean {
@@ -161,9 +154,12 @@ async function run(argv: readonly string[]): Promise<void> {
   if (/\s/.test(image)) {
     throw new UsageError(`--image must be an image reference without spaces, got ${describeValue(image)}`);
   }
-  const placement = placementOf(
-    flagOrEnv(values.placement, 'OSM_HEALTHCHECK_PLACEMENT'),
-    flagOrEnvBoolean(values['native-sidecar'], 'OSM_HEALTHCHECK_NATIVE_SIDECAR'),
+  // --placement, else its alias --native-sidecar, else auto; the two saying different things is an error.
+  const { mode: placement } = flagValue(
+    placementFlags(
+      flagOrEnv(values.placement, 'OSM_HEALTHCHECK_PLACEMENT'),
+      flagOrEnvBoolean(values['native-sidecar'], 'OSM_HEALTHCHECK_NATIVE_SIDECAR'),
+    ),
   );
   const sidecarGate = flagOrEnvBoolean(
     values['sidecar-containers-gate'],

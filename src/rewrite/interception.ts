@@ -3,6 +3,7 @@
 // rewrite never turns a pod its namespace's Pod Security level admits into one it refuses: where the level
 // refuses the init container and the mesh does not exclude our ports, the pod is left as it was, with a warning.
 
+import { briefMessage } from '../errors.js';
 import { excludingMesh, exclusionAnnotation, MESH_FORMATS, type Mesh } from './mesh-exclusion.js';
 import { admitsInitContainer, describePolicy, type PodSecurityKnowledge } from './pod-security.js';
 
@@ -43,7 +44,7 @@ export function decideInterception({
   if (podSecurity.state === 'unknown') {
     return {
       bypass: 'none',
-      reason: `left untouched: the Pod Security level of namespace "${podSecurity.namespace}" is not known (${brief(podSecurity.why)}), and it may refuse our init container; or ${FIX}`,
+      reason: `left untouched: the Pod Security level of namespace "${podSecurity.namespace}" is not known (${briefMessage(podSecurity.why, 48)}), and it may refuse our init container; or ${FIX}`,
     };
   }
   const { policy } = podSecurity;
@@ -52,9 +53,4 @@ export function decideInterception({
     bypass: 'none',
     reason: `left untouched: Pod Security ${describePolicy(policy)} (${policy.source}) refuses our init container's NET_ADMIN, NET_RAW; ${FIX}`,
   };
-}
-
-function brief(text: string): string {
-  const line = text.replaceAll(/\s+/g, ' ').trim();
-  return line.length > 48 ? `${line.slice(0, 47)}…` : line;
 }

@@ -4,7 +4,7 @@
 // once every regular container has terminated (KEP-753). Where the cluster has none, or its version is not
 // known, such a pod is left as it was, with a warning; `osm-healthcheck/run-to-completion` forces either choice.
 
-import { describeValue } from '../errors.js';
+import { briefMessage, describeValue } from '../errors.js';
 import { COMPANION_NAME } from './companion.js';
 import { AnnotationError, ManifestError } from './manifest-error.js';
 import {
@@ -114,13 +114,7 @@ export function decideCompanion(inputs: CompanionInputs): CompanionDecision {
     );
   }
   const every = has.kubelets ? 'every kubelet is' : 'it is';
-  return untouched(`${has.notKnown} (${brief(has.why)})`, `if ${every} 1.29+, ${annotate}`);
-}
-
-/** An error message from elsewhere, cut so the warning stays one short line. */
-function brief(text: string): string {
-  const line = text.replaceAll(/\s+/g, ' ').trim();
-  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+  return untouched(`${has.notKnown} (${briefMessage(has.why, 60)})`, `if ${every} 1.29+, ${annotate}`);
 }
 
 /** What the decision reads from one pod spec; throws ManifestError for a restartPolicy Kubernetes refuses. */

@@ -3,25 +3,17 @@
 // for it: a namespace it has not seen is `unknown`, and the rewrite then adds nothing the namespace might refuse
 // (interception.ts).
 
-import type { Logger } from '../log.js';
 import {
   type EnforcedPolicy,
   enforcedPolicy,
   type PodSecurityKnowledge,
   type PodSecurityLevel,
 } from '../rewrite/pod-security.js';
-import type { Backoff } from './cluster-version.js';
-import type { KubeApi } from './kube-api.js';
-import { type KubeObject, reflect } from './reflector.js';
+import { type KubeObject, reflect, type WatchOptions, watchOptions } from './reflector.js';
 
-export interface NamespacePoliciesOptions {
-  api: KubeApi;
+export interface NamespacePoliciesOptions extends WatchOptions {
   /** The PodSecurity admission configuration's defaults.enforce, for namespaces without the label. */
   defaultLevel: PodSecurityLevel;
-  log: Logger;
-  backoff?: Backoff;
-  /** The watch's timeoutSeconds: the API server ends it then, and it is opened again at once. */
-  watchSeconds?: number;
 }
 
 export interface NamespacePolicies {
@@ -43,16 +35,13 @@ function labelsOf(object: KubeObject): Record<string, string> {
 export function watchNamespacePolicies(options: NamespacePoliciesOptions): NamespacePolicies {
   const { defaultLevel } = options;
   const namespaces = reflect<EnforcedPolicy>({
-    api: options.api,
+    ...watchOptions(options),
     path: '/api/v1/namespaces',
     resource: 'namespaces',
     kind: 'namespace',
     keep: (object, name) => enforcedPolicy(labelsOf(object), defaultLevel, name),
     unlisted: 'pods get no init container until they are',
     lagging: 'Pod Security levels may lag until it is back',
-    log: options.log,
-    ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
-    ...(options.watchSeconds === undefined ? {} : { watchSeconds: options.watchSeconds }),
   });
   return {
     knowledge(namespace) {

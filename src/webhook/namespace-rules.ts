@@ -3,22 +3,12 @@
 // levels. A namespace's rules are known only once both were listed: until then the pod is left untouched with a
 // warning (rewrite/resources/namespace-rules.ts), never fitted to half the rules. A namespace without any is known to have none.
 
-import type { Logger } from '../log.js';
 import type {
   LimitRange,
   NamespaceRulesKnowledge,
   ResourceQuota,
 } from '../rewrite/resources/namespace-rules.js';
-import type { Backoff } from './cluster-version.js';
-import type { KubeApi } from './kube-api.js';
-import { type KubeObject, type Reflector, reflect } from './reflector.js';
-
-export interface NamespaceRulesOptions {
-  api: KubeApi;
-  log: Logger;
-  backoff?: Backoff;
-  watchSeconds?: number;
-}
+import { type KubeObject, type Reflector, reflect, type WatchOptions, watchOptions } from './reflector.js';
 
 export interface NamespaceRules {
   /** Now, without waiting. */
@@ -40,15 +30,8 @@ function trimmed(object: KubeObject, fields: readonly string[]): Record<string, 
 const LAGGING = 'pods are fitted to LimitRanges and ResourceQuotas as last seen until it is back';
 const UNLISTED = 'pods are left untouched until they are';
 
-export function watchNamespaceRules(options: NamespaceRulesOptions): NamespaceRules {
-  const common = {
-    api: options.api,
-    log: options.log,
-    unlisted: UNLISTED,
-    lagging: LAGGING,
-    ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
-    ...(options.watchSeconds === undefined ? {} : { watchSeconds: options.watchSeconds }),
-  };
+export function watchNamespaceRules(options: WatchOptions): NamespaceRules {
+  const common = { ...watchOptions(options), unlisted: UNLISTED, lagging: LAGGING };
   const limitRanges: Reflector<LimitRange> = reflect({
     ...common,
     path: '/api/v1/limitranges',

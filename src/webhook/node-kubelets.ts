@@ -4,18 +4,8 @@
 // on that node's kubelet; any other pod may land on any node, so the oldest kubelet stands for them all.
 
 import { type KubeVersion, parseKubeVersion } from '../kube-version.js';
-import type { Logger } from '../log.js';
 import type { KubeletKnowledge } from '../rewrite/placement.js';
-import type { Backoff } from './cluster-version.js';
-import type { KubeApi } from './kube-api.js';
-import { type KubeObject, reflect, type Store } from './reflector.js';
-
-export interface NodeKubeletsOptions {
-  api: KubeApi;
-  log: Logger;
-  backoff?: Backoff;
-  watchSeconds?: number;
-}
+import { type KubeObject, reflect, type Store, type WatchOptions, watchOptions } from './reflector.js';
 
 export interface NodeKubelets {
   /** Now, without waiting: the kubelet of `nodeName` (the pod's spec.nodeName), else the oldest in the cluster. */
@@ -75,19 +65,16 @@ export function nodeKubelet(nodes: ReadonlyMap<string, NodeKubelet>, name: strin
   return { state: 'known', version: kubelet.version, source: `the pod's node ("${name}")` };
 }
 
-export function watchNodeKubelets(options: NodeKubeletsOptions): NodeKubelets {
+export function watchNodeKubelets(options: WatchOptions): NodeKubelets {
   const nodes = reflect<NodeKubelet>({
-    api: options.api,
+    ...watchOptions(options),
     path: '/api/v1/nodes',
     resource: 'nodes',
     kind: 'node',
     keep: kubeletOf,
     unlisted: 'kubelet versions are not known until they are',
     lagging: 'kubelet versions may lag until it is back',
-    log: options.log,
     pageSize: NODE_PAGE,
-    ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
-    ...(options.watchSeconds === undefined ? {} : { watchSeconds: options.watchSeconds }),
   });
   // Computed again only after a change of the nodes (a status update is one): most admissions find it ready.
   let oldest: { generation: number; knowledge: KubeletKnowledge } | undefined;

@@ -11,8 +11,21 @@ import { type KubeObject, parseObject, statusLine, watchOnce } from './watch-str
 
 export type { KubeObject } from './watch-stream.js';
 
-export interface ReflectorOptions<T> {
+/** What every cache built on reflectors is given: the API server, the log, and (tests) other timings. */
+export interface WatchOptions {
   api: KubeApi;
+  log: Logger;
+  backoff?: Backoff;
+  /** The watch's timeoutSeconds: the API server ends it then, and it is opened again at once. */
+  watchSeconds?: number;
+}
+
+/** Only the WatchOptions of a cache's options, for its reflect() calls. */
+export function watchOptions({ api, log, backoff, watchSeconds }: WatchOptions): WatchOptions {
+  return { api, log, backoff, watchSeconds };
+}
+
+export interface ReflectorOptions<T> extends WatchOptions {
   /** The collection, across namespaces: `/api/v1/namespaces`, `/api/v1/limitranges`. */
   path: string;
   /** Its plural, in errors and log lines: `list limitranges answered 403`, `limitranges listed`. */
@@ -24,10 +37,6 @@ export interface ReflectorOptions<T> {
   /** What admissions miss while it was never listed, and while its watch is down: for the warning lines. */
   unlisted: string;
   lagging: string;
-  log: Logger;
-  backoff?: Backoff;
-  /** The watch's timeoutSeconds: the API server ends it then, and it is opened again at once. */
-  watchSeconds?: number;
   /** Objects per list page: fewer for large objects (nodes), so a page stays well under LIST_BYTES. */
   pageSize?: number;
 }

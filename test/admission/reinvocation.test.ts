@@ -15,11 +15,11 @@ import {
   type RunningWebhook,
   registerWebhook,
   startWebhook,
-  WEBHOOK_NAMESPACE,
   WEBHOOK_USER,
 } from '../helpers/envtest-webhook.js';
 import { skipWithout } from '../helpers/system-tools.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
+import { until } from '../helpers/until.js';
 import { appPod } from './rule-cases.js';
 
 type Json = Record<string, unknown>;
@@ -75,7 +75,6 @@ beforeAll(async () => {
   if (skip) return;
   env = await startEnvtest([WEBHOOK_USER]);
   cert = makeTestCert();
-  await makeNamespace(env.admin, WEBHOOK_NAMESPACE, {}, []);
   await applyRbac(env.admin);
   await makeNamespace(env.admin, NAMESPACE, { 'osm-healthcheck-injection': 'enabled' }, [
     {
@@ -97,11 +96,6 @@ beforeAll(async () => {
   mesh = meshInjector();
   mesh.listen(0, '127.0.0.1');
   await once(mesh, 'listening');
-  const deadline = Date.now() + 20_000;
-  while ((await webhook.readyz()) !== 200) {
-    if (Date.now() > deadline) throw new Error(`webhook not ready:\n${webhook.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
   // Configurations are called in the order of their names: ours, then the mesh's.
   await registerWebhook(env.admin, 'osm-healthcheck', webhook.url, cert.cert, 'enabled');
   const { port } = mesh.address() as AddressInfo;
@@ -117,17 +111,13 @@ afterAll(async () => {
 
 describe.skipIf(skip)('a mesh injector after us', () => {
   it('our second call returns no patch, and the pod keeps one companion, the proxy and the defaults', async () => {
-    const deadline = Date.now() + 20_000;
     // Both configurations take effect a moment after they are created.
     const called = async () => {
       meshCalls.length = 0;
       await env.admin.dryRunPod(NAMESPACE, appPod());
       return meshCalls.some((p) => (p.spec as Pod['spec']).containers?.[0]?.name === 'osm-healthcheck');
     };
-    while (!(await called())) {
-      if (Date.now() > deadline) throw new Error(`the mesh never saw our patch:\n${webhook.output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await until('the mesh sees our patch', called, webhook.output);
     const before = admissions().length;
     const result = await env.admin.dryRunPod(NAMESPACE, appPod());
     expect(result.admitted ? 'admitted' : result.message).toBe('admitted');

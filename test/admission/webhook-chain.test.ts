@@ -17,6 +17,7 @@ import {
 } from '../helpers/envtest-webhook.js';
 import { skipWithout } from '../helpers/system-tools.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
+import { until } from '../helpers/until.js';
 import { appPod, RULE_CASES, RULE_PROBE, type RuleCase, vapRules } from './rule-cases.js';
 
 type Json = Record<string, unknown>;
@@ -33,28 +34,18 @@ let cert: TestCert;
 const webhooks: RunningWebhook[] = [];
 
 const namespaceOf = (index: number) => `chain-${index}`;
-
-async function until(what: string, done: () => Promise<boolean | undefined>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await done())) {
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what}: not within 20 s; webhook output:\n${webhooks.map((w) => w.output()).join('\n')}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+const webhookOutput = () => `webhook output:\n${webhooks.map((w) => w.output()).join('\n')}`;
 
 /** A webhook process and its configuration for namespaces labelled `injection`, once the API server calls it. */
 async function installed(name: string, injection: string, probeNamespace: string, args: string[] = []) {
   const webhook = await startWebhook(env, cert, args);
   webhooks.push(webhook);
-  await until(`webhook ${name} ready`, async () => (await webhook.readyz()) === 200);
   await registerWebhook(env.admin, name, webhook.url, cert.cert, injection);
   // The API server picks a new configuration up from its informer a moment later.
-  await until(`the API server calls webhook ${name}`, async () =>
-    ourContainers(await created(probeNamespace, appPod())).includes('osm-healthcheck'),
+  await until(
+    `the API server calls webhook ${name}`,
+    async () => ourContainers(await created(probeNamespace, appPod())).includes('osm-healthcheck'),
+    webhookOutput,
   );
   return webhook;
 }
@@ -65,7 +56,6 @@ beforeAll(async () => {
   if (skip) return;
   env = await startEnvtest([WEBHOOK_USER]);
   cert = makeTestCert();
-  await makeNamespace(env.admin, WEBHOOK_NAMESPACE, {}, []);
   await applyRbac(env.admin);
   await makeNamespace(env.admin, 'shop', INJECTION, []);
   for (const [index, c] of RULE_CASES.entries()) {

@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { COMPANION_LIVENESS } from '../../src/rewrite/companion.js';
 import { httpApp, type Running } from '../helpers/apps.js';
 import {
+  appLivenessUrl,
   freePorts,
   killGroup,
   type Line,
@@ -19,7 +20,7 @@ import {
   probe,
   type Supervised,
   sampler,
-  supervise,
+  superviseServe,
 } from '../helpers/supervised.js';
 import { outages, type Point, worstConsecutiveFailures } from './outage.js';
 
@@ -45,14 +46,18 @@ const isServing =
 
 /** Starts the companion container (its main process: the supervisor) on `ports`. */
 function container(ports: readonly number[]): Supervised {
-  const table = JSON.stringify({ liveness: { app: { httpGet: { port: app.port, path: '/live' } } } });
-  const s = supervise(['serve'], {
-    OSM_HEALTHCHECK_PORTS: ports.join(','),
-    OSM_HEALTHCHECK_HOST: '127.0.0.1',
-    OSM_HEALTHCHECK_PROBES: table,
-  });
+  const s = superviseServe(ports, { liveness: { app: { httpGet: { port: app.port, path: '/live' } } } });
   containers.push(s);
   return s;
+}
+
+/** The container serving on fresh ports, and the app's liveness sampled through it from then on. */
+async function watched() {
+  const ports = await freePorts(4);
+  const c = container(ports);
+  await c.waitFor(isServing(0), 10_000);
+  const watch = sampler(appLivenessUrl(ports), APP_LIVENESS.timeoutMs, SAMPLE_GAP_MS);
+  return { ports, c, watch };
 }
 
 /** The app's own verdict, relayed: what kubelet reads while the companion is fine. */
@@ -75,14 +80,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the companion fails, the app is fine', () => {
   it('SIGKILL once: serve is back within 2 s, the app at most one failed liveness probe', async () => {
-    const ports = await freePorts(4);
-    const c = container(ports);
-    await c.waitFor(isServing(0), 10_000);
-    const watch = sampler(
-      `http://127.0.0.1:${ports[0]}/osm-liveness-probe/app`,
-      APP_LIVENESS.timeoutMs,
-      SAMPLE_GAP_MS,
-    );
+    const { c, watch } = await watched();
     await sleep(300);
     process.kill(c.servePid() as number, 'SIGKILL');
     await c.waitFor(isServing(1), 5_000);
@@ -95,14 +93,7 @@ describe('the companion fails, the app is fine', () => {
   });
 
   it('SIGKILL each time it comes back, 4 times: each outage under 2 s, never 3 failures in a row', async () => {
-    const ports = await freePorts(4);
-    const c = container(ports);
-    await c.waitFor(isServing(0), 10_000);
-    const watch = sampler(
-      `http://127.0.0.1:${ports[0]}/osm-liveness-probe/app`,
-      APP_LIVENESS.timeoutMs,
-      SAMPLE_GAP_MS,
-    );
+    const { c, watch } = await watched();
     await sleep(300);
     for (let restarts = 1; restarts <= 4; restarts++) {
       process.kill(c.servePid() as number, 'SIGKILL');
@@ -121,15 +112,9 @@ describe('the companion fails, the app is fine', () => {
   });
 
   it("hang (SIGSTOP): the companion's own liveness kills it with the probe-level grace and kubelet starts it again; the app is not restarted", async () => {
-    const ports = await freePorts(4);
-    let c = container(ports);
-    await c.waitFor(isServing(0), 10_000);
+    const { ports, watch, ...started } = await watched();
+    let c = started.c;
     const healthz = `http://127.0.0.1:${ports[3]}/healthz`;
-    const watch = sampler(
-      `http://127.0.0.1:${ports[0]}/osm-liveness-probe/app`,
-      APP_LIVENESS.timeoutMs,
-      SAMPLE_GAP_MS,
-    );
     await sleep(300);
     const stoppedAt = performance.now();
     process.kill(c.servePid() as number, 'SIGSTOP');

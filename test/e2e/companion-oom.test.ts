@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cgroupTree } from '../../bench/cgroup-tree.mjs';
 import { httpApp, type Running } from '../helpers/apps.js';
 import {
+  appLivenessUrl,
   freePorts,
   killGroup,
   type Line,
@@ -17,7 +18,7 @@ import {
   probe,
   type Supervised,
   sampler,
-  supervise,
+  superviseServe,
 } from '../helpers/supervised.js';
 import { root, skipWithout } from '../helpers/system-tools.js';
 import { outages, worstConsecutiveFailures } from './outage.js';
@@ -65,18 +66,10 @@ describe.skipIf(
       readiness: { app: slow },
       startup: { app: slow },
     };
-    const c = supervise(
-      ['serve'],
-      {
-        OSM_HEALTHCHECK_PORTS: ports.join(','),
-        OSM_HEALTHCHECK_HOST: '127.0.0.1',
-        OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
-      },
-      (argv) => cg.wrap(argv),
-    );
+    const c = superviseServe(ports, table, (argv) => cg.wrap(argv));
     companion = c;
     await c.waitFor((l: Line) => l.msg === 'serving', 10_000);
-    const watch = sampler(`http://127.0.0.1:${ports[0]}/osm-liveness-probe/app`, 1_000, 20);
+    const watch = sampler(appLivenessUrl(ports), 1_000, 20);
 
     const until = performance.now() + BURST_MS;
     const targets = [

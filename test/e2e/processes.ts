@@ -3,6 +3,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { lineFeed } from '../helpers/line-feed.js';
 
 export interface Running {
   name: string;
@@ -24,53 +25,29 @@ export class Processes {
   /** `ip netns exec NS argv...`: `ip` execs the command, so the child's pid is the command's own. */
   start(name: string, ns: string, argv: readonly string[]): Running {
     const child = spawn('ip', ['netns', 'exec', ns, ...argv], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const lines: string[] = [];
-    const listeners = new Set<(line: string) => void>();
     let stderr = '';
     child.stderr?.on('data', (chunk) => {
       stderr += chunk;
     });
     child.stdin?.on('error', () => {});
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      lines.push(line);
-      for (const listener of listeners) listener(line);
-    });
     const exited = new Promise<number | null>((resolve) => {
       child.on('error', () => resolve(null));
       child.on('exit', (code) => resolve(code));
     });
+    const feed = lineFeed<string, number | null>(exited, {
+      timedOut: (timeoutMs) => `${name}: no expected line within ${timeoutMs} ms: ${output(proc)}`,
+      exitedEarly: (code) => `${name} exited (${code}): ${output(proc)}`,
+    });
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', feed.push);
     const proc: Running = {
       name,
       child,
-      lines,
+      lines: feed.lines,
       stderr: () => stderr,
       exited,
       send: (line) => child.stdin?.write(`${line}\n`),
-      onLine: (listener) => {
-        listeners.add(listener);
-      },
-      waitFor: (match, timeoutMs) =>
-        new Promise((resolve, reject) => {
-          const seen = lines.find(match);
-          if (seen !== undefined) return resolve(seen);
-          const done = (fn: () => void) => {
-            clearTimeout(timer);
-            listeners.delete(listener);
-            fn();
-          };
-          const listener = (line: string) => {
-            if (match(line)) done(() => resolve(line));
-          };
-          const timer = setTimeout(
-            () =>
-              done(() =>
-                reject(new Error(`${name}: no expected line within ${timeoutMs} ms: ${output(proc)}`)),
-              ),
-            timeoutMs,
-          );
-          listeners.add(listener);
-          exited.then((code) => done(() => reject(new Error(`${name} exited (${code}): ${output(proc)}`))));
-        }),
+      onLine: feed.onLine,
+      waitFor: feed.waitFor,
     };
     this.running.push(proc);
     return proc;

@@ -7,6 +7,7 @@ import { enforcedPolicy } from '../../src/rewrite/pod-security.js';
 import type { LimitRange, ResourceQuota } from '../../src/rewrite/resources/namespace-rules.js';
 import type { PodSpec, RewriteOptions, RewriteResult } from '../../src/rewrite/types.js';
 import type { KubeClient } from './envtest-client.js';
+import { until } from './until.js';
 
 type Json = Record<string, unknown>;
 export type Pod = Json & { metadata: Json & { annotations?: Record<string, string> }; spec: PodSpec };
@@ -56,14 +57,13 @@ export async function makeNamespace(
  * informers, which see a new object (or a quota's first status) a moment after it is written.
  */
 export async function untilRefused(client: KubeClient, namespace: string, pod: Json): Promise<string> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+  let message = '';
+  await until(`namespace ${namespace}: its rules refuse the probe pod`, async () => {
     const result = await client.dryRunPod(namespace, pod);
-    if (!result.admitted) return result.message;
-    if (Date.now() > deadline)
-      throw new Error(`namespace ${namespace}: its rules never refused the probe pod`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+    if (!result.admitted) message = result.message;
+    return !result.admitted;
+  });
+  return message;
 }
 
 export interface NamespaceFacts {

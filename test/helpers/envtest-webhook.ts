@@ -8,8 +8,10 @@ import { parseAllDocuments } from 'yaml';
 import { startCli } from './cli.js';
 import type { Envtest, EnvtestUser } from './envtest.js';
 import type { KubeClient } from './envtest-client.js';
+import { makeNamespace } from './envtest-namespace.js';
 import { ended } from './loopback-process.js';
 import type { TestCert } from './tls.js';
+import { until } from './until.js';
 
 type Json = Record<string, unknown>;
 
@@ -34,8 +36,9 @@ function manifests(file: string): Json[] {
   return parseAllDocuments(readFileSync(new URL(file, DEPLOY), 'utf8')).map((d) => d.toJS() as Json);
 }
 
-/** deploy/webhook/rbac.yaml, object by object (the namespace must exist). */
+/** The webhook's namespace, then deploy/webhook/rbac.yaml in it, object by object. */
 export async function applyRbac(client: KubeClient): Promise<void> {
+  await makeNamespace(client, WEBHOOK_NAMESPACE, {}, []);
   for (const object of manifests('rbac.yaml')) {
     const path = PATHS[String(object.kind)];
     if (path === undefined) throw new Error(`rbac.yaml: no path for kind ${String(object.kind)}`);
@@ -75,7 +78,7 @@ export interface RunningWebhook {
   stop(): Promise<void>;
 }
 
-/** The webhook on a free loopback port, serving `cert`, as WEBHOOK_USER against `env`. */
+/** The webhook on a free loopback port, serving `cert`, as WEBHOOK_USER against `env`: once it is ready. */
 export async function startWebhook(
   env: Envtest,
   cert: TestCert,
@@ -98,12 +101,19 @@ export async function startWebhook(
     (l) => l.msg === 'webhook serving',
   );
   const base = `https://127.0.0.1:${String(line.port)}`;
-  return {
+  const webhook = {
     url: `${base}/mutate`,
     output,
     readyz: () => status(`${base}/readyz`, cert.cert),
     stop: () => ended(child),
   };
+  try {
+    await until('webhook ready', async () => (await webhook.readyz()) === 200, output);
+  } catch (err) {
+    await webhook.stop();
+    throw err;
+  }
+  return webhook;
 }
 
 function status(url: string, ca: string): Promise<number> {

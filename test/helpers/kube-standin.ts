@@ -75,6 +75,13 @@ export function webhookConfiguration(name: string, namespace: string, service: s
 const SECRETS = /^\/api\/v1\/namespaces\/([^/]+)\/secrets(?:\/([^/?]+))?$/;
 const CONFIGS = /^\/apis\/admissionregistration\.k8s\.io\/v1\/mutatingwebhookconfigurations\/([^/?]+)$/;
 
+/** The RBAC for a test of the cluster caches, which never looks at the webhook's TLS Secret or configuration. */
+export const CACHES_ONLY: Omit<Rbac, 'denied'> = {
+  namespace: 'osm-healthcheck',
+  secretName: 'tls',
+  webhookConfig: 'hook',
+};
+
 export async function startKubeStandin(rbac: Omit<Rbac, 'denied'>): Promise<KubeStandin> {
   let tokenFile = '';
   let generation = 1;

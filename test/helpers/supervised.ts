@@ -7,10 +7,12 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { CLI, ROOT } from './cli.js';
+import { lineFeed } from './line-feed.js';
 
 export const SUPERVISE = `${ROOT}image/supervise.sh`;
 
 export type Line = Record<string, unknown>;
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
 
 export interface Supervised {
   /** The supervisor: the container's main process (tini's only child in the image), in a process group of its own. */
@@ -21,7 +23,7 @@ export interface Supervised {
   waitFor(match: (line: Line) => boolean, timeoutMs: number): Promise<Line>;
   /** The serve running now: the supervisor's child. */
   servePid(): number | undefined;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  exited: Promise<Exit>;
 }
 
 /**
@@ -40,11 +42,16 @@ export function supervise(
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const lines: Line[] = [];
-  const listeners = new Set<(line: Line) => void>();
   let text = '';
   child.stderr?.on('data', (chunk) => {
     text += chunk;
+  });
+  const exited = new Promise<Exit>((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const feed = lineFeed<Line, Exit>(exited, {
+    timedOut: (timeoutMs) => `no expected line within ${timeoutMs} ms:\n${text}`,
+    exitedEarly: ({ code, signal }) => `the supervisor exited (${code ?? signal}):\n${text}`,
   });
   createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (raw) => {
     text += `${raw}\n`;
@@ -54,17 +61,14 @@ export function supervise(
     } catch {
       return;
     }
-    lines.push(line);
-    for (const listener of listeners) listener(line);
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
+    feed.push(line);
   });
   return {
     child,
-    lines,
+    lines: feed.lines,
     output: () => text,
     exited,
+    waitFor: feed.waitFor,
     servePid: () => {
       try {
         const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
@@ -73,29 +77,26 @@ export function supervise(
         return undefined;
       }
     },
-    waitFor: (match, timeoutMs) =>
-      new Promise((resolve, reject) => {
-        const seen = lines.find(match);
-        if (seen !== undefined) return resolve(seen);
-        const done = (fn: () => void) => {
-          clearTimeout(timer);
-          listeners.delete(listener);
-          fn();
-        };
-        const listener = (line: Line) => {
-          if (match(line)) done(() => resolve(line));
-        };
-        const timer = setTimeout(
-          () => done(() => reject(new Error(`no expected line within ${timeoutMs} ms:\n${text}`))),
-          timeoutMs,
-        );
-        listeners.add(listener);
-        exited.then(({ code, signal }) =>
-          done(() => reject(new Error(`the supervisor exited (${code ?? signal}):\n${text}`))),
-        );
-      }),
   };
 }
+
+/** serve as the image runs it, answering `table` (OSM_HEALTHCHECK_PROBES) on `ports` of 127.0.0.1. */
+export function superviseServe(
+  ports: readonly number[],
+  table: object,
+  wrap?: (argv: string[]) => string[],
+): Supervised {
+  const env = {
+    OSM_HEALTHCHECK_PORTS: ports.join(','),
+    OSM_HEALTHCHECK_HOST: '127.0.0.1',
+    OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
+  };
+  return supervise(['serve'], env, wrap);
+}
+
+/** Where kubelet asks serve (on `ports`, the liveness port first) for the app's liveness. */
+export const appLivenessUrl = (ports: readonly number[]) =>
+  `http://127.0.0.1:${ports[0]}/osm-liveness-probe/app`;
 
 /** SIGKILL to the whole group (supervisor and serve), then wait for the supervisor's exit. */
 export async function killGroup(s: Supervised): Promise<void> {

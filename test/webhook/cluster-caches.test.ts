@@ -9,7 +9,7 @@ import { createLogger } from '../../src/log.js';
 import { buildWebhookApp } from '../../src/webhook/app.js';
 import { parseAdmissionReview } from '../../src/webhook/review.js';
 import { WATCHED_RESOURCES } from '../helpers/kube-objects.js';
-import { type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
+import { CACHES_ONLY, type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
 import { makeTestCert } from '../helpers/tls.js';
 import { allListed, type Harness, REWRITE, startHarness } from './harness.js';
 
@@ -88,11 +88,7 @@ describe('the webhook against an API server', () => {
   let standin: KubeStandin;
   let harness: Harness | undefined;
   beforeEach(async () => {
-    standin = await startKubeStandin({
-      namespace: 'osm-healthcheck',
-      secretName: 'tls',
-      webhookConfig: 'hook',
-    });
+    standin = await startKubeStandin(CACHES_ONLY);
   });
   afterEach(async () => {
     await harness?.close();

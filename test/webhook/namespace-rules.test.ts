@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type NamespaceRules, watchNamespaceRules } from '../../src/webhook/namespace-rules.js';
 import { limitRange, resourceQuota } from '../helpers/kube-objects.js';
-import { type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
+import { CACHES_ONLY, type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
 import { captureLog, type LogCapture } from '../helpers/log-capture.js';
 
 const FAST = { firstMs: 20, maxMs: 100 };
@@ -17,11 +17,7 @@ let capture: LogCapture;
 let rules: NamespaceRules | undefined;
 
 beforeEach(async () => {
-  standin = await startKubeStandin({
-    namespace: 'osm-healthcheck',
-    secretName: 'tls',
-    webhookConfig: 'hook',
-  });
+  standin = await startKubeStandin(CACHES_ONLY);
   capture = captureLog();
   standin.limitRanges.put(limitRange('shop', 'min', [MIN]));
   standin.resourceQuotas.put(

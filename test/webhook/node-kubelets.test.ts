@@ -12,7 +12,7 @@ import {
   watchNodeKubelets,
 } from '../../src/webhook/node-kubelets.js';
 import { node } from '../helpers/kube-objects.js';
-import { type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
+import { CACHES_ONLY, type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
 import { captureLog, type LogCapture } from '../helpers/log-capture.js';
 
 const v = (major: number, minor: number) => ({ version: { major, minor } });
@@ -106,11 +106,7 @@ describe('nodes from list and watch', () => {
   let capture: LogCapture;
   let kubelets: NodeKubelets;
   beforeEach(async () => {
-    standin = await startKubeStandin({
-      namespace: 'osm-healthcheck',
-      secretName: 'tls',
-      webhookConfig: 'hook',
-    });
+    standin = await startKubeStandin(CACHES_ONLY);
     capture = captureLog();
   });
   afterEach(async () => {

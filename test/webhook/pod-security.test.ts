@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { injectManifests } from '../../src/rewrite/manifest.js';
 import type { PodSecurityLevel } from '../../src/rewrite/pod-security.js';
 import type { AdmissionResponse } from '../../src/webhook/review.js';
-import { type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
+import { CACHES_ONLY, type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
 import { podSecurityRefusal } from '../helpers/pod-security.js';
 import { allListed, type Harness, REWRITE, startHarness } from './harness.js';
 
@@ -68,11 +68,7 @@ async function webhook(defaultLevel: PodSecurityLevel = 'privileged', watch = tr
 }
 
 beforeEach(async () => {
-  standin = await startKubeStandin({
-    namespace: 'osm-healthcheck',
-    secretName: 'tls',
-    webhookConfig: 'hook',
-  });
+  standin = await startKubeStandin(CACHES_ONLY);
   for (const [name, labels] of Object.entries(NAMESPACES)) standin.namespaces.put(name, labels);
   harness = await webhook();
 });

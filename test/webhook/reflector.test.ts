@@ -8,7 +8,7 @@ import { retryDelay } from '../../src/webhook/cluster-version.js';
 import { watchNamespacePolicies } from '../../src/webhook/namespace-policies.js';
 import { watchNodeKubelets } from '../../src/webhook/node-kubelets.js';
 import { node } from '../helpers/kube-objects.js';
-import { type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
+import { CACHES_ONLY, type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
 import { captureLog, type LogLine } from '../helpers/log-capture.js';
 
 const FAST = { firstMs: 20, maxMs: 200 };
@@ -16,11 +16,7 @@ const FAST = { firstMs: 20, maxMs: 200 };
 let standin: KubeStandin;
 const closers: Array<() => void> = [];
 beforeEach(async () => {
-  standin = await startKubeStandin({
-    namespace: 'osm-healthcheck',
-    secretName: 'tls',
-    webhookConfig: 'hook',
-  });
+  standin = await startKubeStandin(CACHES_ONLY);
 });
 afterEach(async () => {
   for (const close of closers.splice(0)) close();

@@ -109,22 +109,17 @@ export function chooseResources(c: BoundsInputs): ContainerResources {
     return milli === wanted.milli ? want : show(milli, format, milli > wanted.milli);
   };
 
-  const cpuRequest = pick(
-    'requests.cpu',
-    c.wanted.requests.cpu,
-    min('cpu'),
-    least(max('cpu'), room('requests', 'cpu')),
-    shares('cpu') ? 0n : quantity(c.wanted.requests.cpu).milli,
-    'cpu',
-  );
-  let memoryRequest = pick(
-    'requests.memory',
-    c.wanted.requests.memory,
-    min('memory'),
-    least(max('memory'), room('requests', 'memory')),
-    shares('memory') ? 0n : quantity(c.wanted.requests.memory).milli,
-    'memory',
-  );
+  const requestOf = (name: 'cpu' | 'memory') =>
+    pick(
+      `requests.${name}`,
+      c.wanted.requests[name],
+      min(name),
+      least(max(name), room('requests', name)),
+      shares(name) ? 0n : quantity(c.wanted.requests[name]).milli,
+      name,
+    );
+  const cpuRequest = requestOf('cpu');
+  let memoryRequest = requestOf('memory');
   const request = () => quantity(memoryRequest).milli;
   const podLimit = (name: string) =>
     least(...c.worlds.map((w) => (w ? pod?.limits.get(name)?.milli : undefined)));

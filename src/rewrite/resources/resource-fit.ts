@@ -4,6 +4,7 @@
 // the API server checks (admission-rules.ts). Where nothing fits, the pod is left untouched with a warning that
 // names the rule; a value an annotation pins that cannot fit is an error at that annotation.
 
+import { briefMessage } from '../../errors.js';
 import { COMPANION_NAME, INIT_NAME } from '../companion.js';
 import type { ClusterKnowledge } from '../placement.js';
 import type { Container, PodSpec } from '../types.js';
@@ -51,7 +52,7 @@ export function fitResources(inputs: FitInputs): ResourceFit {
   if (knowledge.state === 'unknown') {
     return {
       fit: 'untouched',
-      reason: `left untouched: the LimitRanges and ResourceQuotas of namespace "${knowledge.namespace}" are not known (${brief(knowledge.why)}), and they may refuse our containers`,
+      reason: `left untouched: the LimitRanges and ResourceQuotas of namespace "${knowledge.namespace}" are not known (${briefMessage(knowledge.why, 48)}), and they may refuse our containers`,
     };
   }
   const rules: NamespaceRules =
@@ -128,9 +129,4 @@ function withoutOurs(spec: PodSpec): PodSpec {
   const next: PodSpec = { ...spec, containers: notOurs(spec.containers) ?? [] };
   if (spec.initContainers !== undefined) next.initContainers = notOurs(spec.initContainers);
   return next;
-}
-
-function brief(text: string): string {
-  const line = text.replaceAll(/\s+/g, ' ').trim();
-  return line.length > 48 ? `${line.slice(0, 47)}…` : line;
 }
