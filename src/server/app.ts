@@ -7,6 +7,7 @@ import Fastify, { type FastifyReply, type FastifyRequest, LogController } from '
 import type { Logger } from '../log.js';
 import type { HeaderProbe, Recorder } from '../metrics/recorder.js';
 import type { Exposition } from '../metrics/registry.js';
+import { originalHeaders, parseOriginalHeaders } from '../original-headers.js';
 import { type ProbeResult, probeBudgetMs } from '../probe/result.js';
 import type { Prober } from '../probe/run.js';
 import {
@@ -23,7 +24,6 @@ import type { ProbeEntry, ProbeHandler, ProbeTable } from '../table/types.js';
 import { Gate } from './gate.js';
 import { budgetedWarn } from './line-budget.js';
 import { listenerConstraint } from './listener-constraint.js';
-import { originalHeaders, parseOriginalHeaders } from './original-headers.js';
 import { sendRelayed } from './relayed-answer.js';
 import { matchPath, pathsFor, portTimeouts, selectEntry } from './routing.js';
 import { LEAN_SCHEMA_CONTROLLER } from './schema-free.js';
