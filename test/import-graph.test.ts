@@ -63,24 +63,6 @@ function findCycles(graph: Graph): string[][] {
 
 const isCommandLayer = (file: string) => file === 'cli.ts' || file.startsWith('commands/');
 
-/**
- * Rooms that never import each other: what both speak (the probe scheme in scheme.ts, osm-edge's Original-*
- * headers in original-headers.ts) lives below both, in src/.
- */
-const SIDE_BY_SIDE: readonly (readonly [string, string])[] = [['rewrite/', 'server/']];
-
-/** `a -> b` for each import from one room of a side-by-side pair into the other. */
-function reachesAcross(graph: Graph, pairs: readonly (readonly [string, string])[]): string[] {
-  return [...graph].flatMap(([file, targets]) =>
-    pairs.flatMap(([one, other]) => {
-      const across = file.startsWith(one) ? other : file.startsWith(other) ? one : undefined;
-      return across === undefined
-        ? []
-        : targets.filter((target) => target.startsWith(across)).map((target) => `${file} -> ${target}`);
-    }),
-  );
-}
-
 describe('the import graph of src/', () => {
   const graph = importGraph();
 
@@ -101,6 +83,40 @@ describe('the import graph of src/', () => {
     expect(upwards).toEqual([]);
     expect([...graph].filter(([, targets]) => targets.includes('cli.ts')).map(([file]) => file)).toEqual([]);
   });
+});
+
+describe('findCycles', () => {
+  it.each([
+    { name: 'none in a chain', graph: { a: ['b'], b: ['c'], c: [] }, cycles: [] },
+    { name: 'two files', graph: { a: ['b'], b: ['a'], c: ['a'] }, cycles: [['a', 'b', 'a']] },
+    { name: 'a file importing itself', graph: { a: ['a'] }, cycles: [['a', 'a']] },
+    { name: 'three files', graph: { a: ['b'], b: ['c'], c: ['a'] }, cycles: [['a', 'b', 'c', 'a']] },
+    { name: 'a diamond is no cycle', graph: { a: ['b', 'c'], b: ['d'], c: ['d'], d: [] }, cycles: [] },
+  ])('$name', ({ graph, cycles }) => {
+    expect(findCycles(new Map(Object.entries(graph)))).toEqual(cycles);
+  });
+});
+
+/**
+ * Rooms that never import each other: what both speak (the probe scheme in scheme.ts, osm-edge's Original-*
+ * headers in original-headers.ts) lives below both, in src/.
+ */
+const SIDE_BY_SIDE: readonly (readonly [string, string])[] = [['rewrite/', 'server/']];
+
+/** `a -> b` for each import from one room of a side-by-side pair into the other. */
+function reachesAcross(graph: Graph, pairs: readonly (readonly [string, string])[]): string[] {
+  return [...graph].flatMap(([file, targets]) =>
+    pairs.flatMap(([one, other]) => {
+      const across = file.startsWith(one) ? other : file.startsWith(other) ? one : undefined;
+      return across === undefined
+        ? []
+        : targets.filter((target) => target.startsWith(across)).map((target) => `${file} -> ${target}`);
+    }),
+  );
+}
+
+describe('the rooms of src/', () => {
+  const graph = importGraph();
 
   it.each(SIDE_BY_SIDE)('keeps %s and %s apart: neither imports the other', (one, other) => {
     expect(reachesAcross(graph, [[one, other]])).toEqual([]);
@@ -135,17 +151,5 @@ describe('reachesAcross', () => {
     { name: 'a name that only starts alike', graph: { 'rewrite-x.ts': ['server/a.ts'] }, across: [] },
   ])('$name', ({ graph, across }) => {
     expect(reachesAcross(new Map(Object.entries(graph)), pair)).toEqual(across);
-  });
-});
-
-describe('findCycles', () => {
-  it.each([
-    { name: 'none in a chain', graph: { a: ['b'], b: ['c'], c: [] }, cycles: [] },
-    { name: 'two files', graph: { a: ['b'], b: ['a'], c: ['a'] }, cycles: [['a', 'b', 'a']] },
-    { name: 'a file importing itself', graph: { a: ['a'] }, cycles: [['a', 'a']] },
-    { name: 'three files', graph: { a: ['b'], b: ['c'], c: ['a'] }, cycles: [['a', 'b', 'c', 'a']] },
-    { name: 'a diamond is no cycle', graph: { a: ['b', 'c'], b: ['d'], c: ['d'], d: [] }, cycles: [] },
-  ])('$name', ({ graph, cycles }) => {
-    expect(findCycles(new Map(Object.entries(graph)))).toEqual(cycles);
   });
 });

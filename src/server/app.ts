@@ -1,6 +1,6 @@
 // serve's routes as one Fastify instance, composed from one module per concern; builds the app and never listens:
 // listeners.ts binds the four ports and hands plain-HTTP connections to `app.server`. The calls below read as
-// the route table of docs/architecture.md (serve).
+// the route table of docs/architecture.md#serve-routes-and-verdicts.
 //   kubelet -> HTTP -> listener -> Fastify route -> forward -> prober (HTTP / TCP / gRPC) -> app container
 
 import type { Server } from 'node:http';

@@ -10,8 +10,8 @@ import { listenerConstraint } from './listener-constraint.js';
 import { answer, closeIfBody } from './plain-answer.js';
 import { LEAN_SCHEMA_CONTROLLER } from './schema-free.js';
 
-// Hard limits (docs/architecture.md, serve): no request may hold a connection long, and nothing large is read
-// (no route reads a body, and a request that sends one gets its connection closed after the answer).
+// Hard limits (docs/architecture.md#hard-limits): no request may hold a connection long, and nothing large is
+// read (no route reads a body, and a request that sends one gets its connection closed after the answer).
 export const LIMITS = {
   maxHeaderBytes: 16 * 1024,
   headersTimeoutMs: 5_000,
@@ -30,7 +30,8 @@ export function companionFastify(log: Logger, roleOf: (socket: Socket) => Listen
     // Schema-free routes: Fastify need not load (nor the bundle carry) Ajv or fast-json-stringify.
     schemaController: LEAN_SCHEMA_CONTROLLER,
     routerOptions: {
-      // Paths are matched exactly as sent (docs/architecture.md, serve): no folding of trailing or double slashes.
+      // Paths are matched exactly as sent (docs/architecture.md#serve-routes-and-verdicts): no trailing-slash or
+      // duplicate-slash folding.
       ignoreTrailingSlash: false,
       ignoreDuplicateSlashes: false,
       // Container names are DNS-1123 labels: at most 63 characters.
