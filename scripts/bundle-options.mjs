@@ -6,8 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 
 // What serve's Fastify never runs, kept out of its bundle (issue 11; test/commands/bundle.test.ts checks it):
-// the schema compilers (app.ts gives Fastify its own, so it never requires these) and light-my-request (inject()
-// is for tests, which run the sources). Each is replaced by a module that throws if it is ever called.
+// the schema compilers (server/instance.ts gives Fastify its own, so it never requires these) and
+// light-my-request (inject() is for tests, which run the sources). Each is replaced by a module that throws if it
+// is ever called.
 export const NOT_IN_SERVE = [
   '@fastify/ajv-compiler',
   '@fastify/fast-json-stringify-compiler',
@@ -15,8 +16,9 @@ export const NOT_IN_SERVE = [
 ];
 // Modules Fastify requires at load for features the companion never uses: https/http2 servers (lib/server.js),
 // plugin version checks (semver), trustProxy (proxy-addr), and the JSON error serializer (its error handler is
-// replaced by app.ts's). In serve's bundle each is required on first use instead: the https/http2 pair alone cost
-// ~4 ms and 1 MiB per start, and TLS/HTTP/2 then load only when the probe table needs them (probe/http.ts, grpc.ts).
+// replaced by server/instance.ts's). In serve's bundle each is required on first use instead: the https/http2
+// pair alone cost ~4 ms and 1 MiB per start, and TLS/HTTP/2 then load only when the probe table needs them
+// (probe/http.ts, grpc.ts).
 const LAZY_IN_FASTIFY = {
   'lib/server.js': ['node:https', 'node:http2'],
   'lib/plugin-utils.js': ['semver'],

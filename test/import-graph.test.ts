@@ -1,6 +1,7 @@
 // The import graph of src/: no cycles (type-only and lazy imports count too: a cycle of types is still two
-// rooms leaning on each other), and the layering cli.ts -> commands/ -> everything else, never upwards. Read with
-// the TypeScript compiler's own pre-processor, so every import form tsc sees is seen here.
+// rooms leaning on each other), the layering cli.ts -> commands/ -> everything else, never upwards, and rooms
+// that stand side by side (rewrite/ and server/) sharing only what sits below both. Read with the TypeScript
+// compiler's own pre-processor, so every import form tsc sees is seen here.
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -93,5 +94,62 @@ describe('findCycles', () => {
     { name: 'a diamond is no cycle', graph: { a: ['b', 'c'], b: ['d'], c: ['d'], d: [] }, cycles: [] },
   ])('$name', ({ graph, cycles }) => {
     expect(findCycles(new Map(Object.entries(graph)))).toEqual(cycles);
+  });
+});
+
+/**
+ * Rooms that never import each other: what both speak (the probe scheme in scheme.ts, osm-edge's Original-*
+ * headers in original-headers.ts) lives below both, in src/.
+ */
+const SIDE_BY_SIDE: readonly (readonly [string, string])[] = [['rewrite/', 'server/']];
+
+/** `a -> b` for each import from one room of a side-by-side pair into the other. */
+function reachesAcross(graph: Graph, pairs: readonly (readonly [string, string])[]): string[] {
+  return [...graph].flatMap(([file, targets]) =>
+    pairs.flatMap(([one, other]) => {
+      const across = file.startsWith(one) ? other : file.startsWith(other) ? one : undefined;
+      return across === undefined
+        ? []
+        : targets.filter((target) => target.startsWith(across)).map((target) => `${file} -> ${target}`);
+    }),
+  );
+}
+
+describe('the rooms of src/', () => {
+  const graph = importGraph();
+
+  it.each(SIDE_BY_SIDE)('keeps %s and %s apart: neither imports the other', (one, other) => {
+    expect(reachesAcross(graph, [[one, other]])).toEqual([]);
+  });
+
+  it('sees both rooms, and what they share below them', () => {
+    expect(graph.get('rewrite/original-target.ts')).toContain('original-headers.ts');
+    expect(graph.get('server/healthcheck-route.ts')).toContain('original-headers.ts');
+  });
+});
+
+describe('reachesAcross', () => {
+  const pair = [['rewrite/', 'server/']] as const;
+  it.each([
+    { name: 'apart', graph: { 'rewrite/a.ts': ['scheme.ts'], 'server/b.ts': ['scheme.ts'] }, across: [] },
+    {
+      name: 'rewrite/ into server/',
+      graph: { 'rewrite/a.ts': ['server/b.ts'], 'server/b.ts': [] },
+      across: ['rewrite/a.ts -> server/b.ts'],
+    },
+    {
+      name: 'server/ into rewrite/',
+      graph: { 'server/b.ts': ['rewrite/a.ts'], 'rewrite/a.ts': [] },
+      across: ['server/b.ts -> rewrite/a.ts'],
+    },
+    { name: 'within one room', graph: { 'server/a.ts': ['server/b.ts'], 'server/b.ts': [] }, across: [] },
+    {
+      name: 'a third room may import both',
+      graph: { 'commands/serve.ts': ['server/a.ts', 'rewrite/b.ts'] },
+      across: [],
+    },
+    { name: 'a name that only starts alike', graph: { 'rewrite-x.ts': ['server/a.ts'] }, across: [] },
+  ])('$name', ({ graph, across }) => {
+    expect(reachesAcross(new Map(Object.entries(graph)), pair)).toEqual(across);
   });
 });

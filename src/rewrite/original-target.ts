@@ -2,8 +2,8 @@
 // app's port (and path) in Original-* headers. Read with the companion's own header parser, so inject records
 // exactly the target serve will be asked for, and the two cannot disagree.
 
+import { type HeaderParse, parseOriginalHeaders } from '../original-headers.js';
 import { HEALTHCHECK_PATH, HTTP_PORT_HEADER, isCompanionPort, TCP_PORT_HEADER } from '../scheme.js';
-import { type HeaderParse, parseOriginalHeaders } from '../server/original-headers.js';
 import type { HTTPGetAction } from './types.js';
 
 export type OriginalTarget =

@@ -2,8 +2,8 @@
 // earlier rewrite. Pure; the caller owns the pod spec and the probe table.
 
 import { describeValue, TableError } from '../errors.js';
+import type { HeaderParse } from '../original-headers.js';
 import { isCompanionPort, kindProbeGet, type ProbeKind, tcpProbeGet } from '../scheme.js';
-import type { HeaderParse } from '../server/original-headers.js';
 import type { ProbeEntry, ProbeEntryDocument } from '../table/types.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
 import { originalTarget } from './original-target.js';

@@ -1,10 +1,11 @@
-// Binds the four companion ports and hands each connection to the HTTP app, or, on 15901-15903, passes a TLS
-// ClientHello through to the app's HTTPS port untouched (OSM's older convention: kubelet speaks TLS end to end).
+// Binds the four companion ports and hands each connection to the HTTP app, or, on 15901-15903, to the TLS
+// passthrough (tls-passthrough.ts); on close, drains them within a grace.
 
 import type { Server as HttpServer } from 'node:http';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../log.js';
 import { LISTENER_ROLES, type ListenerRole } from '../scheme.js';
+import { byFirstByte, tunnel } from './tls-passthrough.js';
 
 export interface ListenOptions {
   ports: Readonly<Record<ListenerRole, number>>;
@@ -29,12 +30,7 @@ export interface Listeners {
   close(graceMs: number): Promise<void>;
 }
 
-const TLS_HANDSHAKE = 0x16;
 const MAX_CONNECTIONS_PER_PORT = 1024;
-// A TLS tunnel idle this long is cut: kubelet's probes never need longer.
-const PASSTHROUGH_IDLE_MS = 30_000;
-// A client that connects and sends nothing is cut after this long.
-const FIRST_BYTE_MS = 5_000;
 
 export async function listen(options: ListenOptions): Promise<Listeners> {
   const roles = new WeakMap<Socket, ListenerRole>();
@@ -47,39 +43,14 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
     options.http.emit('connection', socket);
   };
 
-  const tunnel = (client: Socket, role: ListenerRole, port: number) => {
-    const log = options.log.child({ listener: role });
-    const upstream = connect({ host: options.targetHost, port });
-    for (const s of [client, upstream]) {
-      tunnels.add(s);
-      s.setTimeout(PASSTHROUGH_IDLE_MS, () => s.destroy());
-      s.once('close', () => tunnels.delete(s));
-    }
-    upstream.on('error', (err) => {
-      log.warn({ target: `${options.targetHost}:${port}`, reason: err.message }, 'tls passthrough failed');
-      client.destroy();
-    });
-    client.on('error', () => upstream.destroy());
-    client.once('close', () => upstream.destroy());
-    upstream.once('close', () => client.destroy());
-    client.pipe(upstream);
-    upstream.pipe(client);
-  };
-
   const onConnection = (role: ListenerRole) => (socket: Socket) => {
     const port = role === 'healthcheck' ? undefined : options.passthrough(role);
     if (port === undefined) return toHttp(socket, role);
-    // Peek at the first byte to tell a TLS ClientHello from an HTTP request, then put it back.
-    socket.setTimeout(FIRST_BYTE_MS, () => socket.destroy());
-    socket.once('error', () => socket.destroy());
-    socket.once('data', (chunk: Buffer) => {
-      socket.setTimeout(0);
-      socket.pause();
-      socket.unshift(chunk);
-      if (chunk[0] === TLS_HANDSHAKE) tunnel(socket, role, port);
-      else toHttp(socket, role);
-      socket.resume();
-    });
+    byFirstByte(
+      socket,
+      () => tunnel(socket, options.targetHost, port, options.log.child({ listener: role }), tunnels),
+      () => toHttp(socket, role),
+    );
   };
 
   try {

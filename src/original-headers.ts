@@ -7,7 +7,7 @@ import {
   HTTP_PORT_HEADER,
   isCompanionPort,
   TCP_PORT_HEADER,
-} from '../scheme.js';
+} from './scheme.js';
 
 export type HeaderTarget =
   | { type: 'tcp'; port: number }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseOriginalHeaders } from '../../src/server/original-headers.js';
+import { parseOriginalHeaders } from '../src/original-headers.js';
 
 const h = (pairs: Record<string, string[] | undefined>) =>
   Object.fromEntries(Object.entries(pairs).map(([k, v]) => [k.toLowerCase(), v]));
