@@ -1,4 +1,4 @@
-// The companion's routes (DESIGN.md §5) as one Fastify instance. Builds the app and never listens: listeners.ts
+// The companion's routes (docs/architecture.md#serve-routes-and-verdicts) as one Fastify instance. Builds the app and never listens: listeners.ts
 // binds the four ports and hands plain-HTTP connections to `app.server`.
 //   kubelet -> HTTP -> listener -> Fastify route -> prober (HTTP / TCP / gRPC) -> app container
 
@@ -56,7 +56,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-// Hard limits (DESIGN.md §5): no request may hold a connection long, and nothing large is read (no route
+// Hard limits (docs/architecture.md#hard-limits): no request may hold a connection long, and nothing large is read (no route
 // reads a body, and a request that sends one gets its connection closed after the answer).
 export const LIMITS = {
   maxHeaderBytes: 16 * 1024,
@@ -216,7 +216,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // Schema-free routes: Fastify need not load (nor the bundle carry) Ajv or fast-json-stringify.
     schemaController: LEAN_SCHEMA_CONTROLLER,
     routerOptions: {
-      // Paths are matched exactly as sent (DESIGN.md §5): no trailing-slash or duplicate-slash folding.
+      // Paths are matched exactly as sent (docs/architecture.md#serve-routes-and-verdicts): no trailing-slash or duplicate-slash folding.
       ignoreTrailingSlash: false,
       ignoreDuplicateSlashes: false,
       // Container names are DNS-1123 labels: at most 63 characters.

@@ -96,7 +96,7 @@ describe('image/supervise.sh', () => {
   ])(
     'forwards $signal to serve, which drains and exits; not restarted, its status is the supervisor’s',
     async ({ signal, code }) => {
-      // No table: serve drains at once on either signal (DESIGN.md §5).
+      // No table: serve drains at once on either signal (docs/architecture.md#start-and-stop-order).
       const { s } = await serving();
       s.child.kill(signal);
       const exit = await s.exited;
