@@ -18,7 +18,7 @@ import {
   type Supervised,
   supervise,
 } from '../helpers/supervised.js';
-import { root, SHELLCHECK, skipWithout } from '../helpers/system-tools.js';
+import { root, SHELLCHECK, skipWithout, TINI } from '../helpers/system-tools.js';
 
 const running: Supervised[] = [];
 afterEach(async () => {
@@ -69,6 +69,23 @@ describe('image/supervise.sh', () => {
     expect(result.exitCode).toBe(code);
     expect(result.stdout).toBe(out);
   });
+
+  it.skipIf(skipWithout('inject through tini and image/supervise.sh', [TINI]))(
+    "the README's `docker run --rm -i IMAGE inject < deploy.yaml`: stdin reaches inject past tini and the supervisor",
+    async () => {
+      const manifest = readFileSync(`${ROOT}test/fixtures/inject/deployment.yaml`, 'utf8');
+      // -s: tini is PID 1 in the container; here it registers as a subreaper instead, without a warning.
+      const entrypoint = ['-s', '--', 'sh', SUPERVISE, process.execPath, CLI, 'inject'];
+      const viaImage = await execa('tini', entrypoint, { input: manifest, reject: false });
+      const direct = await execa(process.execPath, [CLI, 'inject'], { input: manifest, reject: false });
+      expect(viaImage.exitCode).toBe(0);
+      expect(viaImage.stdout).toContain('osm-healthcheck-init');
+      expect({ stdout: viaImage.stdout, stderr: viaImage.stderr }).toEqual({
+        stdout: direct.stdout,
+        stderr: direct.stderr,
+      });
+    },
+  );
 
   it('restarts serve at once after SIGKILL, logs it as pino does and counts it on /metrics', async () => {
     const { s, metrics } = await serving();
