@@ -35,6 +35,8 @@ const PAGES = [
 const DOCS = join(ROOT, 'docs');
 const MARKDOWN = [
   'README.md',
+  'BENCHMARKS.md',
+  'CHANGELOG.md',
   'deploy/README.md',
   'charts/osm-healthcheck/README.md',
   ...readdirSync(DOCS)
