@@ -4,8 +4,8 @@
 # is restarted at once when it dies, so a crash or an OOM kill of the server costs kubelet's probes a few hundred
 # milliseconds, not kubelet's crash-loop back-off (10 s, 20 s, 40 s ...) during which the app's liveness probes
 # fail against nobody and kubelet restarts a healthy app. A dash process costs 0.2 MiB PSS per pod; a Node
-# supervisor would cost a second Node process (BENCHMARKS.md, "Supervision (issue 27)").
-# - SIGTERM and SIGINT go to serve, which keeps the stop order (DESIGN.md §5); whatever serve does after one is
+# supervisor would cost a second Node process (BENCHMARKS.md, "Supervision").
+# - SIGTERM and SIGINT go to serve, which keeps the stop order (docs/architecture.md#start-and-stop-order); whatever serve does after one is
 #   final: its exit status is this script's, never restarted.
 # - More than RESTART_LIMIT exits within RESTART_WINDOW seconds: this script exits with serve's last status, so
 #   kubelet restarts the container and a companion that cannot run is reported as CrashLoopBackOff.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # osm-healthcheck init: ACCEPT TCP to the companion's ports at the top of nat PREROUTING, so kubelet's probes
-# stop before the mesh's REDIRECT whichever init container ran first (DESIGN.md §6), and the companion's own
+# stop before the mesh's REDIRECT whichever init container ran first (docs/architecture.md#the-init-step), and the companion's own
 # TCP to the pod's addresses at the top of nat OUTPUT, so its probes reach the app, not the mesh's outbound
 # listener. Run by `osm-healthcheck init` (src/init/script.ts); usable on its own. Needs only sh and iptables.
 # shellcheck source-path=SCRIPTDIR

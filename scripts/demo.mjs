@@ -1,13 +1,17 @@
 // `npm run demo`: the companion with examples/probes.json in front of examples/app.mjs, on the real ports.
-// Prints what kubelet would receive for each probe, then keeps serving until Ctrl-C (`--once`: exit instead).
+// Checks first that every port is free (else says which is taken, and starts nothing), prints each curl and what
+// it prints, as a terminal shows them, then keeps serving until Ctrl-C (`--once`: exit instead).
 
 import { spawn } from 'node:child_process';
 import { get } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const once = process.argv.includes('--once');
+/** examples/app.mjs's HTTP, TCP and gRPC ports (examples/probes.json names them), and the companion's four. */
+const APP_PORTS = [14001, 14002, 14003];
+const COMPANION_PORTS = [15901, 15902, 15903, 15904];
 const children = [];
 
 function start(args, env = {}) {
@@ -40,6 +44,15 @@ function fetchText(port, path, headers = {}) {
   });
 }
 
+/** Why `port` cannot be listened on (all interfaces, as the app and the companion listen), or undefined. */
+function taken(port) {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (err) => resolve(err.code ?? err.message));
+    server.listen({ port }, () => server.close(() => resolve(undefined)));
+  });
+}
+
 function accepts(port) {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port }, () => {
@@ -55,7 +68,7 @@ function accepts(port) {
 async function waitReady() {
   for (let i = 0; i < 100; i++) {
     try {
-      const app = await Promise.all([14001, 14002, 14003].map(accepts));
+      const app = await Promise.all(APP_PORTS.map(accepts));
       if (app.every(Boolean) && (await fetchText(15904, '/healthz')).status === 200) return;
     } catch {}
     await new Promise((r) => setTimeout(r, 100));
@@ -71,6 +84,19 @@ function stop(code) {
 }
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
+
+// Before anything else: with a port taken (another demo, most often), the curls below would reach whatever holds it.
+const busy = [];
+for (const port of [...APP_PORTS, ...COMPANION_PORTS]) {
+  const why = await taken(port);
+  if (why !== undefined) busy.push(`${port} (${why})`);
+}
+if (busy.length > 0) {
+  process.stderr.write(
+    `demo: cannot listen on ${busy.join(', ')}: another demo, or something else, holds it; stop that and run the demo again\n`,
+  );
+  process.exit(1);
+}
 
 start(['examples/app.mjs']);
 start(['dist/cli.mjs', 'serve', '--probes', 'examples/probes.json', '--log-level', 'warn']);
@@ -88,8 +114,9 @@ try {
     ],
   ];
   for (const [label, port, path, headers] of checks) {
-    const { status, body } = await fetchText(port, path, headers);
-    process.stdout.write(`$ ${label}\n${status} ${body}\n`);
+    // What curl prints: the body alone (kubelet reads the status; a passing probe's is 200, or the app's own).
+    const { body } = await fetchText(port, path, headers);
+    process.stdout.write(`$ ${label}\n${body}\n`);
   }
   if (once) stop(0);
   else process.stdout.write('\ndemo: serving on 15901-15904; try the curl lines above. Ctrl-C stops.\n');

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the image before (the Dockerfile and tree of REF, default main) and after (this checkout) with buildah,
-# a real OCI builder, and measures both (BENCHMARKS.md, "Image (issue 18)"): uncompressed size (the sum of the
+# a real OCI builder, and measures both (BENCHMARKS.md, "Image size and start-up"): uncompressed size (the sum of the
 # layers as tar), compressed size (the sum of gzip layers and config pushed to an OCI layout: what a registry
 # sends), Debian packages, whether npm, npx, corepack or yarn are in, and serve's start-up inside each image
 # (bench/image-startup.mjs); and runs every subcommand from the new image (scripts/image-build.sh --rootfs).

@@ -1,5 +1,6 @@
-// The rewritten-probe scheme shared by `inject` (which writes it into pod specs) and `serve` (which answers it).
-// DESIGN.md §3 and §5. Both sides import these names, so the two can never drift apart.
+// The rewritten-probe scheme shared by `inject` (which writes it into pod specs) and `serve` (which answers it):
+// docs/architecture.md#the-rewrite, docs/architecture.md#serve-routes-and-verdicts. Both sides import these names,
+// so the two can never drift apart.
 
 export const PROBE_KINDS = ['liveness', 'readiness', 'startup'] as const;
 export type ProbeKind = (typeof PROBE_KINDS)[number];
@@ -37,7 +38,7 @@ export function probePath(kind: ProbeKind, container?: string): string {
   return container === undefined ? base : `${base}/${container}`;
 }
 
-/** The GET kubelet sends the companion in place of an original probe (DESIGN.md §3). */
+/** The GET kubelet sends the companion in place of an original probe (docs/architecture.md#the-rewrite). */
 export interface CompanionGet {
   port: number;
   path: string;

@@ -62,7 +62,7 @@ export async function askCompanion(
   }
   // kubelet's verdict on the status (http.go DoHTTPProbe): 2xx Success, 3xx Warning, else Failure.
   const { verdict } = verdictFor(outcome.status);
-  // A Warning's body is the app's (DESIGN.md §5): the reason is in a header (an older companion: the body).
+  // A Warning's body is the app's (docs/architecture.md#what-kubelet-receives): the reason is in a header (an older companion: the body).
   const header = outcome.headers[REASON_HEADER.toLowerCase()];
   const line =
     verdict === 'warning' && typeof header === 'string' ? header : outcome.body.toString('utf8').trim();

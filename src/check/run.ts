@@ -11,7 +11,7 @@ import type { ProbeEntry } from '../table/types.js';
 import { askCompanion } from './companion-get.js';
 import type { CheckRow } from './report.js';
 
-/** The rewritten probe kubelet sends for this entry (DESIGN.md §3, as inject writes it). */
+/** The rewritten probe kubelet sends for this entry (docs/architecture.md#the-rewrite, as inject writes it). */
 function rewritten(entry: ProbeEntry, ports: Readonly<Record<ListenerRole, number>>): CompanionGet {
   return entry.handler.type === 'tcpSocket'
     ? tcpProbeGet(entry.handler.port, ports)

@@ -1,5 +1,5 @@
 // `osm-healthcheck init`: flags -> init/osm-healthcheck-init.sh, which lets kubelet's probes to 15901-15904
-// and the companion's own probes of the app skip the mesh's proxy (DESIGN.md §6). Runs in the pod's init
+// and the companion's own probes of the app skip the mesh's proxy (docs/architecture.md#the-init-step). Runs in the pod's init
 // container as root with NET_ADMIN.
 
 import { parseInitOptions, scriptArgs } from '../init/options.js';

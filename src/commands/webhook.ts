@@ -116,7 +116,7 @@ function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): K
  * --companion-cpu-limit in the API server's stored form (`0.5` -> `500m`), read as inject reads it
  * (rewrite/resources/defaults.ts); empty is none (the chart's default).
  */
-function cpuLimit(text: string | undefined): string | undefined {
+export function cpuLimit(text: string | undefined): string | undefined {
   if (text === undefined || text.trim() === '') return undefined;
   return flagValue(readCompanionCpuLimit(text), '--companion-cpu-limit ').value;
 }

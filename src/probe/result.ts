@@ -1,5 +1,5 @@
 // What a probe run yields, as a value: kubelet's verdict plus the status and one-line reason the companion
-// hands back to kubelet, and for a Warning the app's body (DESIGN.md §5 "What kubelet receives"). Probers never
+// hands back to kubelet, and for a Warning the app's body (docs/architecture.md#what-kubelet-receives). Probers never
 // throw for an unhealthy app.
 
 /** kubelet's verdicts (k8s.io/kubernetes/pkg/probe/probe.go): Warning counts as success. */
@@ -8,7 +8,7 @@ export type Verdict = 'success' | 'warning' | 'failure';
 /**
  * What kubelet itself would have read of the app's answer: the body, cut at 10 KiB (http.go ReadAtMost), and the
  * type the app gave it. Only a Warning carries it: kubelet puts those bytes into its Warning (`Probe terminated
- * redirects, Response body: …`), so the companion hands them on unchanged (DESIGN.md §5).
+ * redirects, Response body: …`), so the companion hands them on unchanged (docs/architecture.md#what-kubelet-receives).
  */
 export interface AppBody {
   bytes: Buffer;

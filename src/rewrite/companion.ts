@@ -34,7 +34,7 @@ const HEALTHZ = { httpGet: { path: HEALTHZ_PATH, port: DEFAULT_PORTS.healthcheck
  * defaults: 3 × 10 s). /healthz costs no probe of the app, so a short period is cheap; three misses at 2 s, 1 s
  * each, detect a hang in 5-7 s. The probe-level grace (GA since 1.25) lets kubelet SIGKILL the hung companion 1 s
  * after its SIGTERM instead of after the pod's grace, which still governs pod deletion and so the stop order
- * (DESIGN.md §5). Crashes and OOM kills never reach kubelet: the image's supervisor restarts serve in place
+ * (docs/architecture.md#start-and-stop-order). Crashes and OOM kills never reach kubelet: the image's supervisor restarts serve in place
  * (image/supervise.sh, docs/companion-failures.md).
  */
 export const COMPANION_LIVENESS = {

@@ -23,7 +23,10 @@ export interface InterceptionInputs {
   annotations: Readonly<Record<string, string>> | undefined;
 }
 
-const FIX = "list 15901-15904 in the mesh's inbound port exclusion annotation (docs/pod-security.md)";
+// The way out, named in the warning itself: inject --mesh-exclusion writes that annotation (short: the API server
+// cuts a warning at 256 characters, its prefix and the pod's name included).
+const FIX =
+  "list 15901-15904 in the mesh's exclusion annotation (inject --mesh-exclusion; docs/pod-security.md)";
 
 /** Pure, table-tested (test/rewrite/interception.test.ts). */
 export function decideInterception({

@@ -75,7 +75,7 @@ export interface Placement {
 
 export const NATIVE_SIDECAR_VERSIONS = 'Kubernetes 1.29+, or 1.28 with the SidecarContainers feature gate';
 
-// Its postStart hook holds the next containers back until it listens (DESIGN.md §8).
+// Its postStart hook holds the next containers back until it listens (docs/architecture.md#start-and-stop-order).
 const FIRST = 'the companion goes first among the containers';
 
 /**

@@ -1,4 +1,4 @@
-// rewritePodSpec: DESIGN.md §3 for one pod spec -> { spec, annotations to add, table, warnings }. Pure and
+// rewritePodSpec: docs/architecture.md#the-rewrite for one pod spec -> { spec, annotations to add, table, warnings }. Pure and
 // YAML-free, so the CLI and an admission webhook share it. The input is never mutated.
 
 import { isDeepStrictEqual } from 'node:util';

@@ -1,4 +1,4 @@
-// One probe in, one decision out (DESIGN.md §3): point it at the companion, leave it alone, or recognise an
+// One probe in, one decision out (docs/architecture.md#the-rewrite): point it at the companion, leave it alone, or recognise an
 // earlier rewrite. Pure; the caller owns the pod spec and the probe table.
 
 import { describeValue, TableError } from '../errors.js';
@@ -95,7 +95,7 @@ export function decideProbe(value: unknown, site: ProbeSite): ProbeDecision {
 }
 
 /**
- * A probe already on 15901-15904 was rewritten before, by us or by osm-edge (DESIGN.md §3; Istio's
+ * A probe already on 15901-15904 was rewritten before, by us or by osm-edge (docs/architecture.md#the-rewrite; Istio's
  * app_probe.go likewise skips probes already on its status port): it stays as it is, and its earlier table
  * entry, if any, is carried over.
  */

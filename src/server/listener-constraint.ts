@@ -1,5 +1,5 @@
 // A find-my-way route constraint on the listener a connection came in on, so each kind's probe routes answer only
-// on that kind's port (DESIGN.md §5) and Fastify's not-found handler answers the rest.
+// on that kind's port (docs/architecture.md#serve-routes-and-verdicts) and Fastify's not-found handler answers the rest.
 
 import type { IncomingMessage, Server } from 'node:http';
 import type { FastifyRouterOptions } from 'fastify';

@@ -1,6 +1,6 @@
 // The answer to a probe whose verdict is kubelet's Warning (a 3xx kubelet would not follow): the app's status and
 // the app's body as kubelet would have read it, so kubelet's Warning, its ProbeWarning event and `kubectl
-// describe` read exactly as without the mesh (DESIGN.md §5). Location is never passed on: kubelet would follow it
+// describe` read exactly as without the mesh (docs/architecture.md#what-kubelet-receives). Location is never passed on: kubelet would follow it
 // from the companion's address by its own rules. Our reason line goes into a header instead of the body.
 
 import type { FastifyReply } from 'fastify';

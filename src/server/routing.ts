@@ -15,7 +15,7 @@ import type { ProbeEntry, ProbeTable } from '../table/types.js';
 
 export type Selection = { ok: true; entry: ProbeEntry } | { ok: false; status: 404; reason: string };
 
-/** What a request path names: one of the routes of DESIGN.md §5, or nothing. */
+/** What a request path names: one of the routes of docs/architecture.md#serve-routes-and-verdicts, or nothing. */
 export type Route =
   | { route: 'probe'; kind: ProbeKind; container: string | undefined }
   | { route: 'healthcheck' }

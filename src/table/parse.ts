@@ -1,4 +1,4 @@
-// Validates a probe table document once, at start-up, and fails closed (DESIGN.md §4).
+// Validates a probe table document once, at start-up, and fails closed (docs/architecture.md#the-probe-table).
 // After this, nothing downstream needs to re-check a field.
 
 import { describeValue, TableError } from '../errors.js';

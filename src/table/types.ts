@@ -1,4 +1,4 @@
-// The probe table: what `inject` records and `serve` runs (DESIGN.md §4).
+// The probe table: what `inject` records and `serve` runs (docs/architecture.md#the-probe-table).
 // Two shapes: the JSON document as it travels in OSM_HEALTHCHECK_PROBES, and the parsed form,
 // where an entry is exactly one of http/tcp/grpc so no handler can be half-set.
 

@@ -1,4 +1,4 @@
-// Reinvocation (DESIGN.md §10) with a real kube-apiserver between the calls: our webhook patches the pod, a mesh
+// Reinvocation (docs/architecture.md#the-webhook) with a real kube-apiserver between the calls: our webhook patches the pod, a mesh
 // injector after it (a small webhook here, configured after ours) adds its proxy, and the API server calls ours
 // again (reinvocationPolicy: IfNeeded) on the pod as it now is: decoded and defaulted, LimitRanger's defaults on
 // every container, the proxy added. Ours must answer that with no patch, and the pod is admitted with one

@@ -11,6 +11,11 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = `${ROOT}dist/cli.mjs`;
 const FIXTURES = `${ROOT}test/fixtures/inject/`;
 const fixture = (name: string) => readFileSync(`${FIXTURES}${name}`, 'utf8');
+
+interface PodTemplate {
+  metadata: { annotations: Record<string, string> };
+  spec: { containers: { name: string }[]; initContainers?: { name: string }[] };
+}
 /** What inject says of a pod that keeps running, without --kube-version. */
 const AUTO_UNCHECKED =
   'note: the companion goes first among the containers (placement auto): the Kubernetes version is not known: with --kube-version 1.33+ it is a native sidecar';
@@ -322,6 +327,30 @@ describe('osm-healthcheck inject', () => {
     expect(refused.stdout).toBe(fixture('deployment.yaml').trimEnd());
     expect(refused.stderr).toMatch(
       /^warning: Deployment\/shop: left untouched: Pod Security "restricted:latest" \(--pod-security\) refuses our init container's NET_ADMIN, NET_RAW; /,
+    );
+  });
+
+  it("the Pod Security warning's way out: --mesh-exclusion, as it says, gives the companion without the init container", async () => {
+    const refused = await inject(['--pod-security', 'restricted', '-f', `${FIXTURES}deployment.yaml`]);
+    expect(refused.stderr).toContain(
+      "list 15901-15904 in the mesh's exclusion annotation (inject --mesh-exclusion;",
+    );
+    const followed = await inject([
+      '--pod-security',
+      'restricted',
+      '--mesh-exclusion',
+      'osm',
+      '-f',
+      `${FIXTURES}deployment.yaml`,
+    ]);
+    expect(followed).toMatchObject({ exitCode: 0, stderr: AUTO_UNCHECKED });
+    const template = (parse(followed.stdout) as { spec: { template: PodTemplate } }).spec.template;
+    expect(template.spec.containers.map(({ name }) => name)).toContain('osm-healthcheck');
+    expect((template.spec.initContainers ?? []).map(({ name }) => name)).not.toContain(
+      'osm-healthcheck-init',
+    );
+    expect(template.metadata.annotations['openservicemesh.io/inbound-port-exclusion-list']).toBe(
+      '15901,15902,15903,15904',
     );
   });
 

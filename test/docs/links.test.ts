@@ -1,6 +1,7 @@
 // The README is a front door to docs/: every relative link in it, in docs/*.md and in the other READMEs resolves to
 // a file that exists and, with a #fragment, to a heading of that page; every page of docs/ is linked from the
-// README; and every docs/ page the code names (warnings, usage texts, comments) exists.
+// README; every docs/ page the code names (warnings, usage texts, comments) exists; and every pointer at the design
+// is a live docs/architecture.md#anchor (the design lives in the repository, nowhere else).
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -11,6 +12,7 @@ import { anchors, links, slug } from '../helpers/markdown.js';
 /** The pages of docs/: a page added or removed changes this list, and the README's links with it. */
 const PAGES = [
   'admission-rules.md',
+  'architecture.md',
   'check.md',
   'companion-failures.md',
   'development.md',
@@ -33,6 +35,8 @@ const PAGES = [
 const DOCS = join(ROOT, 'docs');
 const MARKDOWN = [
   'README.md',
+  'BENCHMARKS.md',
+  'CHANGELOG.md',
   'deploy/README.md',
   'charts/osm-healthcheck/README.md',
   ...readdirSync(DOCS)
@@ -125,5 +129,67 @@ describe('docs/', () => {
     }
     expect(named.size).toBeGreaterThan(0);
     expect([...named].filter((page) => !PAGES.includes(page))).toEqual([]);
+  });
+});
+
+/** Every text file of the repository a reader follows pointers from: code, tests, scripts, docs, manifests. */
+function sources(): string[] {
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const path = dir === '.' ? entry.name : `${dir}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (!['node_modules', 'dist', '.git'].includes(entry.name)) walk(path);
+      } else if (/\.(ts|mjs|js|sh|ya?ml|md|json)$|^Dockerfile$|^run$/.test(entry.name)) found.push(path);
+    }
+  };
+  for (const dir of [
+    'src',
+    'test',
+    'scripts',
+    'init',
+    'image',
+    'bench',
+    'docs',
+    'deploy',
+    'charts',
+    'examples',
+    '.ci',
+  ]) {
+    if (existsSync(join(ROOT, dir))) walk(dir);
+  }
+  return [...found, 'README.md', 'BENCHMARKS.md', 'CHANGELOG.md', 'Dockerfile'].filter((path) =>
+    existsSync(join(ROOT, path)),
+  );
+}
+
+describe('pointers at the design', () => {
+  const files = sources();
+  const design = /DESIGN(\.md)?\s*§|DESIGN\.md/;
+  const self = 'test/docs/links.test.ts';
+
+  it('name no design file outside the repository (DESIGN.md)', () => {
+    const bad = files
+      .filter((path) => path !== self)
+      .flatMap((path) =>
+        read(path)
+          .split('\n')
+          .flatMap((text, index) => (design.test(text) ? [`${path}:${index + 1}: ${text.trim()}`] : [])),
+      );
+    expect(bad).toEqual([]);
+  });
+
+  it('every docs/architecture.md#anchor names a heading of that page', () => {
+    const known = anchors(read('docs/architecture.md'));
+    const pointers = files
+      .filter((path) => path !== self)
+      .flatMap((path) =>
+        [...read(path).matchAll(/docs\/architecture\.md#([\w-]+)/g)].map((match) => ({
+          path,
+          anchor: match[1] ?? '',
+        })),
+      );
+    expect(pointers.length).toBeGreaterThan(10);
+    expect(pointers.filter(({ anchor }) => !known.has(anchor))).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 // docs/webhook.md's RBAC table is the webhook's RBAC as deploy/webhook/rbac.yaml grants it, row for row: each rule's
 // role, resources, verbs and resource names, and whether the cert-manager component keeps it. A rule added to the
-// file (or to the docs) alone fails here.
+// file (or to the docs) alone fails here. And rbac.yaml's own comments say what its rules grant: the resources it
+// lists and watches, the names the Deployment passes as args, each rule's resources.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -103,6 +104,81 @@ describe("docs/webhook.md's RBAC table", () => {
               ...(row.names === 'any' ? {} : { resourceNames: row.names.split(',') }),
             }).every((k) => clusterRules.has(k));
       expect(row.certManager, `${row.role} ${row.resource}`).toBe(kept ? 'kept' : 'removed');
+    }
+  });
+});
+
+/** rbac.yaml's own text: its header comment, and each rule with the comment right above it. */
+function commented(): { header: string; rules: { comment: string; resources: string[] }[] } {
+  const lines = read('deploy/webhook/rbac.yaml').split('\n');
+  const header = lines
+    .slice(
+      0,
+      lines.findIndex((line) => !line.startsWith('#')),
+    )
+    .map((line) => line.replace(/^#\s?/, ''))
+    .join(' ');
+  const rules = lines.flatMap((line, index) => {
+    if (!/^\s+- apiGroups:/.test(line)) return [];
+    const comment: string[] = [];
+    for (let above = index - 1; above >= 0 && /^\s+#/.test(lines[above] ?? ''); above--) {
+      comment.unshift((lines[above] ?? '').replace(/^\s+#\s?/, ''));
+    }
+    const resources = JSON.parse(
+      /resources:\s*(\[.*\])/.exec(lines[index + 1] ?? '')?.[1] ?? '[]',
+    ) as string[];
+    return [{ comment: comment.join(' '), resources }];
+  });
+  return { header, rules };
+}
+
+/** A resource as prose names it: `limitranges` in "LimitRanges", `secrets` in "Secret". */
+const named = (text: string, resource: string) =>
+  text.toLowerCase().replace(/\s+/g, '').includes(resource.replace(/s$/, ''));
+
+describe("deploy/webhook/rbac.yaml's comments", () => {
+  it('the header names every resource listed and watched, and no other', () => {
+    const { header } = commented();
+    const sentence = /lists and watches(.*?)and nothing else/.exec(header)?.[1] ?? '';
+    expect(sentence).not.toBe('');
+    const watched = granted()
+      .filter(({ verbs }) => verbs === 'list,watch')
+      .map(({ resource }) => resource);
+    expect(backticked(sentence).sort()).toEqual([...new Set(watched)].sort());
+  });
+
+  it('the names it keeps its TLS under are the args the Deployment passes, as the header says', () => {
+    const { header } = commented();
+    expect(header).toMatch(/passes them as args/);
+    const container = parseAllDocuments(read('deploy/webhook/deployment.yaml'))
+      .map((doc) => doc.toJSON())
+      .find((o) => o.kind === 'Deployment').spec.template.spec.containers[0] as {
+      args: string[];
+      env: { name: string }[];
+    };
+    const arg = (flag: string) => container.args[container.args.indexOf(flag) + 1];
+    const byName = (resource: string) =>
+      granted().find((row) => row.resource === resource && row.names !== 'any');
+    for (const [flag, resource] of [
+      ['--tls-secret', 'secrets'],
+      ['--webhook-config', 'mutatingwebhookconfigurations'],
+    ] as const) {
+      expect(header, flag).toContain(flag);
+      expect(arg(flag), flag).toBe(byName(resource)?.names);
+    }
+    // Not through the environment: no variable of the container names a Secret or a webhook configuration.
+    expect(
+      container.env.map(({ name }) => name).filter((name) => /SECRET|WEBHOOK_CONFIG/.test(name)),
+    ).toEqual([]);
+  });
+
+  it('each rule says what it is for, naming its resources', () => {
+    const { rules } = commented();
+    expect(rules.length).toBe(granted().length - 1); // one rule covers limitranges and resourcequotas
+    for (const { comment, resources } of rules) {
+      expect(comment, resources.join(',')).not.toBe('');
+      for (const resource of resources)
+        expect(named(comment, resource), `${resource}: ${comment}`).toBe(true);
     }
   });
 });

@@ -1,6 +1,6 @@
 // kubelet's own output, with and without the mesh: kubelet-http.ts (kubelet's HTTP prober, written from kubelet's
 // rules apart from the companion's) probes each app directly, as kubelet does without a mesh, and through the
-// companion, as kubelet does with the rewritten probe (DESIGN.md §3: the probe route, and osm-edge's
+// companion, as kubelet does with the rewritten probe (docs/architecture.md#the-rewrite: the probe route, and osm-edge's
 // Original-Http-Port route). Issue 23, from Kubernetes' e2e spec "should *not* be restarted with a non-local
 // redirect http liveness probe": for a 3xx kubelet does not follow, its Warning, and so its ProbeWarning event
 // and `kubectl describe`, must read the same byte for byte; for a failure, its `statuscode` text too.
@@ -102,7 +102,7 @@ afterAll(async () => {
 const HOST = '127.0.0.1';
 const TIMEOUT_MS = 1000;
 const direct = (path: string): HttpAction => ({ scheme: 'HTTP', port: app.port, path, headers: [] });
-/** The rewritten probe inject writes (DESIGN.md §3). */
+/** The rewritten probe inject writes (docs/architecture.md#the-rewrite). */
 const rewritten = (path: string): HttpAction => ({
   scheme: 'HTTP',
   port: companion.ports.liveness,

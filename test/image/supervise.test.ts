@@ -18,7 +18,7 @@ import {
   type Supervised,
   supervise,
 } from '../helpers/supervised.js';
-import { root, SHELLCHECK, skipWithout } from '../helpers/system-tools.js';
+import { root, SHELLCHECK, skipWithout, TINI } from '../helpers/system-tools.js';
 
 const running: Supervised[] = [];
 afterEach(async () => {
@@ -70,6 +70,23 @@ describe('image/supervise.sh', () => {
     expect(result.stdout).toBe(out);
   });
 
+  it.skipIf(skipWithout('inject through tini and image/supervise.sh', [TINI]))(
+    "the README's `docker run --rm -i IMAGE inject < deploy.yaml`: stdin reaches inject past tini and the supervisor",
+    async () => {
+      const manifest = readFileSync(`${ROOT}test/fixtures/inject/deployment.yaml`, 'utf8');
+      // -s: tini is PID 1 in the container; here it registers as a subreaper instead, without a warning.
+      const entrypoint = ['-s', '--', 'sh', SUPERVISE, process.execPath, CLI, 'inject'];
+      const viaImage = await execa('tini', entrypoint, { input: manifest, reject: false });
+      const direct = await execa(process.execPath, [CLI, 'inject'], { input: manifest, reject: false });
+      expect(viaImage.exitCode).toBe(0);
+      expect(viaImage.stdout).toContain('osm-healthcheck-init');
+      expect({ stdout: viaImage.stdout, stderr: viaImage.stderr }).toEqual({
+        stdout: direct.stdout,
+        stderr: direct.stderr,
+      });
+    },
+  );
+
   it('restarts serve at once after SIGKILL, logs it as pino does and counts it on /metrics', async () => {
     const { s, metrics } = await serving();
     const first = s.servePid();
@@ -96,7 +113,7 @@ describe('image/supervise.sh', () => {
   ])(
     'forwards $signal to serve, which drains and exits; not restarted, its status is the supervisor’s',
     async ({ signal, code }) => {
-      // No table: serve drains at once on either signal (DESIGN.md §5).
+      // No table: serve drains at once on either signal (docs/architecture.md#start-and-stop-order).
       const { s } = await serving();
       s.child.kill(signal);
       const exit = await s.exited;

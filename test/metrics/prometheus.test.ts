@@ -68,7 +68,7 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
     expect((await get(url('healthcheck', '/osm-healthcheck'), { 'Original-Tcp-Port': '1' })).status).toBe(
       403,
     );
-    // osm-edge's injector wrapping one of the companion's own probes (DESIGN.md §5): liveness app, run again.
+    // osm-edge's injector wrapping one of the companion's own probes (docs/architecture.md#what-kubelet-receives): liveness app, run again.
     const wrap = { 'Original-Http-Port': '15901', 'Original-Http-Path': '/osm-liveness-probe/app' };
     expect((await get(url('healthcheck', '/osm-healthcheck'), wrap)).status).toBe(200);
 

@@ -87,7 +87,7 @@ const WARNINGS: Record<string, string[]> = {
     `Pod/typo: container "app" livenessProbe: port "htpp" is none of the container's port names; the probe is left unchanged`,
   ],
   'pod-security-baseline': [
-    `Deployment/shop: left untouched: Pod Security "baseline:latest" (--pod-security) refuses our init container's NET_ADMIN, NET_RAW; list 15901-15904 in the mesh's inbound port exclusion annotation (docs/pod-security.md)`,
+    `Deployment/shop: left untouched: Pod Security "baseline:latest" (--pod-security) refuses our init container's NET_ADMIN, NET_RAW; list 15901-15904 in the mesh's exclusion annotation (inject --mesh-exclusion; docs/pod-security.md)`,
   ],
   'untouched-pods': [
     "Pod/node-agent: left untouched: spec.hostNetwork is true: our init container's iptables rules and the companion's ports 15901-15904 would be the node's, so no mesh touches such pods",

@@ -243,7 +243,7 @@ describe('decideInterception', () => {
     });
     expect(decided).toEqual({
       bypass: 'none',
-      reason: `left untouched: Pod Security "restricted:latest" (namespace "ns") refuses our init container's NET_ADMIN, NET_RAW; list 15901-15904 in the mesh's inbound port exclusion annotation (docs/pod-security.md)`,
+      reason: `left untouched: Pod Security "restricted:latest" (namespace "ns") refuses our init container's NET_ADMIN, NET_RAW; list 15901-15904 in the mesh's exclusion annotation (inject --mesh-exclusion; docs/pod-security.md)`,
     });
     const unknown = decideInterception({
       podSecurity: {
@@ -255,7 +255,7 @@ describe('decideInterception', () => {
       annotations: {},
     });
     expect(unknown.bypass === 'none' && unknown.reason).toBe(
-      `left untouched: the Pod Security level of namespace "fresh" is not known (namespace not seen yet: created after the last …), and it may refuse our init container; or list 15901-15904 in the mesh's inbound port exclusion annotation (docs/pod-security.md)`,
+      `left untouched: the Pod Security level of namespace "fresh" is not known (namespace not seen yet: created after the last …), and it may refuse our init container; or list 15901-15904 in the mesh's exclusion annotation (inject --mesh-exclusion; docs/pod-security.md)`,
     );
   });
 

@@ -1,4 +1,4 @@
-// What kubelet receives for each outcome (DESIGN.md §5), over real sockets: a Warning (a 3xx kubelet would not
+// What kubelet receives for each outcome (docs/architecture.md#what-kubelet-receives), over real sockets: a Warning (a 3xx kubelet would not
 // follow) carries the app's status and body as kubelet would have read them, without Location, our reason in
 // Osm-Healthcheck-Reason; every other outcome keeps our one-line reason as its body. Both the probe routes and
 // osm-edge's Original-Http-Port route.

@@ -14,7 +14,7 @@ const designExample = {
 };
 
 describe('parseProbeTable', () => {
-  it('accepts the DESIGN.md example and keeps every field', () => {
+  it('accepts the docs/architecture.md example and keeps every field', () => {
     const table = parseProbeTable(designExample);
     expect(table.liveness.get('app')).toEqual({
       kind: 'liveness',

@@ -11,7 +11,7 @@ export const MEMORY_REQUEST_ANNOTATION = 'osm-healthcheck/memory-request';
 export const MEMORY_LIMIT_ANNOTATION = 'osm-healthcheck/memory-limit';
 
 /**
- * Measured by `npm run bench -- --fleet --contention` (BENCHMARKS.md, "Fleet and contention"; docs/resources.md),
+ * Measured by `npm run bench -- --fleet --contention` (BENCHMARKS.md, "Fleet memory and CPU contention"; docs/resources.md),
  * Node 24 as in the image, with the lean serve (gRPC on node:http2). Memory request: 1.25 x the companion's working
  * set as kubelet counts it across a fleet of 8 pods, the first pod on a node included (21.8 MiB), rounded up to
  * 8 Mi. Limit: 1.2 x the peak of the worst burst serve admits (256 slow probes in flight on each of its four
