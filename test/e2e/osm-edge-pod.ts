@@ -1,8 +1,8 @@
-// Plays a pod as osm-edge's injector wrote it, with our image as its healthcheck container's: a node and a pod
-// network namespace (test/init/lab.ts); osm-init's own command (its iptables-restore of osm-edge's rules) run in
-// the pod; then the containers in spec order, as kubelet starts them: the app (the stand-in app), osm-edge's
-// `osm-healthcheck` container (our CLI, as the image's /osm-healthcheck runs it, as the image's user) and the
-// sidecar (a Pipy stand-in on 15901-15903, 15001 and 15003, as uid 1500). The kubelet stand-in in the node
+// Plays a pod as osm-edge's (or OSM's) injector wrote it, with our image as its healthcheck container's: a node
+// and a pod network namespace (test/init/lab.ts); osm-init's own command (its iptables-restore of the mesh's
+// rules) run in the pod; then the containers in spec order, as kubelet starts them: the app (the stand-in app),
+// the mesh's `osm-healthcheck` container (our CLI, as the image's /osm-healthcheck runs it, as the image's user)
+// and the sidecar (a Pipy or Envoy stand-in on 15901-15903, 15001 and 15003, with its securityContext). The kubelet stand-in in the node
 // namespace runs osm-edge's rewritten probes against the pod IP while the app goes through phases. Every process
 // is killed and both namespaces removed, whatever happens.
 
@@ -12,19 +12,21 @@ import { stagedCli } from '../helpers/staged-cli.js';
 import { Lab, POD } from '../init/lab.js';
 import { type AppConfig, appServers } from './app-config.js';
 import { KubeletStandin } from './kubelet-standin.js';
-import { pipyProbes, startPipyStandin } from './pipy-standin.js';
 import { IMAGE_ENV, moveApps, type Phase, proberCall } from './pod.js';
 import { type ContainerSpec, readPodSpec, setprivArgs } from './pod-spec.js';
 import { Processes, type Running } from './processes.js';
+import { type SidecarProbe, startSidecarStandin } from './sidecar-standin.js';
 import { describeDecisions, verdict } from './verdicts.js';
 
 export interface OsmEdgePlay {
-  /** The pod as osm-edge's injector wrote it. */
+  /** The pod as the mesh's injector wrote it. */
   manifest: string;
   /** The pod before it: the app serves what these probes probe. */
   original: string;
   /** The healthcheck image osm-edge's injector was given: ours. */
   image: string;
+  /** The mesh's sidecar container and the probe listeners it has (sidecar-standin.ts). */
+  sidecar: { name: string; probes: readonly SidecarProbe[] };
   tag: string;
   phases: readonly Phase[];
   tickMs: number;
@@ -44,8 +46,6 @@ export interface OsmEdgeResult {
 const CLI = stagedCli();
 const START_TIMEOUT_MS = 15_000;
 const READY_LINE = '"msg":"serving /osm-healthcheck only (osm-edge compat)"';
-/** osm-edge's sidecar, the one container of theirs that runs here (pipy_container.go). */
-const SIDECAR = 'sidecar';
 
 /**
  * What the image's /osm-healthcheck runs past tini and the supervisor (`node /app/dist/cli.mjs serve ...`),
@@ -117,12 +117,12 @@ export async function playOsmEdgePod(play: OsmEdgePlay): Promise<OsmEdgeResult> 
         ours = procs.start(c.name, lab.pod, ourArgv(c));
         await ours.waitFor((line) => line.includes(READY_LINE), START_TIMEOUT_MS);
         running.set(c.name, ours);
-      } else if (c.name === SIDECAR) {
-        const probes = pipyProbes(pod.containers);
+      } else if (c.name === play.sidecar.name) {
+        const probes = play.sidecar.probes;
         transcript.push(`sidecar probes: ${JSON.stringify(probes)}`);
         running.set(
           c.name,
-          await startPipyStandin(procs, lab.pod, probes, setprivArgs(c.securityContext), START_TIMEOUT_MS),
+          await startSidecarStandin(procs, lab.pod, probes, setprivArgs(c.securityContext), START_TIMEOUT_MS),
         );
       } else {
         await startApp(c.name);
@@ -132,7 +132,7 @@ export async function playOsmEdgePod(play: OsmEdgePlay): Promise<OsmEdgeResult> 
 
     const table: Record<string, string[]> = Object.fromEntries(pod.containers.map((c) => [c.name, []]));
     const appNames = pod.containers
-      .filter((c) => c.image !== play.image && c.name !== SIDECAR)
+      .filter((c) => c.image !== play.image && c.name !== play.sidecar.name)
       .map((c) => c.name);
     let phaseStart = performance.now();
     for (const [i, phase] of play.phases.entries()) {

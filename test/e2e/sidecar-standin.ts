@@ -1,7 +1,8 @@
-// osm-edge's sidecar (Pipy) as kubelet's probes meet it, for the osm-edge pod model (osm-edge-pod.ts): its
-// listeners on 15901-15903 for the probes osm-edge's injector pointed there, and its inbound and outbound
-// listeners, which demand mTLS. What it does with a probe is a pure function of the pod's probes, written from
-// flomesh-io/osm-edge@v1.3.9 pkg/sidecar/providers/pipy/repo/codebase/{main.js,probes.js}.
+// The sidecar of osm-edge (Pipy) or OSM (Envoy) as kubelet's probes meet it, for the pod model of
+// osm-edge-pod.ts: its listeners on 15901-15903 for the probes their injector pointed there, and its inbound and
+// outbound listeners, which demand mTLS. What it does with a probe is a pure function of the pod, written from
+// flomesh-io/osm-edge@v1.3.9 pkg/sidecar/providers/pipy/repo/codebase/{main.js,probes.js} and
+// openservicemesh/osm@v1.2.4 pkg/envoy/bootstrap/envoy_config_health_probes.go.
 
 import { DEFAULT_PORTS, PROBE_KINDS, type ProbeKind } from '../../src/scheme.js';
 import { PROXY_PORT } from '../init/lab.js';
@@ -12,10 +13,11 @@ import type { Processes, Running } from './processes.js';
 const OUTBOUND_PORT = 15001;
 
 /**
- * One of Pipy's probe listeners: `http` forwards the request to `target` with its path replaced by `path`
- * (demuxHTTP, handleMessageStart, muxHTTP); `tcp` pipes the connection's bytes to `target` (connect).
+ * One of the sidecar's probe listeners: `http` forwards the request to `target` with its path replaced by `path`
+ * (Pipy: demuxHTTP, handleMessageStart, muxHTTP; Envoy: a route with a prefix rewrite); `tcp` pipes the
+ * connection's bytes to `target` (Pipy: connect; Envoy: tcp_proxy).
  */
-export interface PipyProbe {
+export interface SidecarProbe {
   kind: ProbeKind;
   port: number;
   mode: 'http' | 'tcp';
@@ -32,14 +34,14 @@ export interface PipyProbe {
  * target header an HTTP probe goes to the first HTTP inbound port of the mesh's traffic config, which a probe
  * rewritten by osm-edge's injector always has: such probes are not modelled (an error here).
  */
-export function pipyProbes(containers: readonly ContainerSpec[]): PipyProbe[] {
-  const probes: PipyProbe[] = [];
+export function pipyProbes(containers: readonly ContainerSpec[]): SidecarProbe[] {
+  const probes: SidecarProbe[] = [];
   for (const kind of PROBE_KINDS) {
     const first = containers.flatMap((c) => c.probes.filter((p) => p.kind === kind))[0];
     const action = first?.action;
     if (action?.type !== 'httpGet' || action.port !== DEFAULT_PORTS[kind]) continue;
-    let mode: PipyProbe['mode'] = action.scheme === 'HTTP' ? 'http' : 'tcp';
-    let target: PipyProbe['target'] | undefined;
+    let mode: SidecarProbe['mode'] = action.scheme === 'HTTP' ? 'http' : 'tcp';
+    let target: SidecarProbe['target'] | undefined;
     let path = '/';
     for (const header of action.headers) {
       if (header.name === 'Original-Http-Port') target = { host: '127.0.0.1', port: Number(header.value) };
@@ -52,6 +54,29 @@ export function pipyProbes(containers: readonly ContainerSpec[]): PipyProbe[] {
     if (target === undefined)
       throw new Error(`${kind}: a probe on ${action.port} without Original-* headers`);
     probes.push({ kind, port: action.port, mode, target, path });
+  }
+  return probes;
+}
+
+/**
+ * OSM's Envoy probe listeners: the injector keeps each kind's original probe (pkg/injector/health_probes.go,
+ * RewriteHealthProbes: the last container's wins) in Envoy's bootstrap, and getProbeResources listens on the
+ * kind's port for every one that was not a TCP probe: an HTTP one as a route from /osm-<kind>-probe to the
+ * original path on 127.0.0.1:port, an HTTPS one as a TCP proxy to 127.0.0.1:port (kubelet speaks TLS to the app).
+ * `original`: the containers before OSM's injector.
+ */
+export function osmEnvoyProbes(original: readonly ContainerSpec[]): SidecarProbe[] {
+  const probes: SidecarProbe[] = [];
+  for (const kind of PROBE_KINDS) {
+    const last = original.flatMap((c) => c.probes.filter((p) => p.kind === kind)).at(-1);
+    const action = last?.action;
+    if (action === undefined || action.type !== 'httpGet') continue;
+    const target = { host: '127.0.0.1', port: action.port };
+    probes.push(
+      action.scheme === 'HTTP'
+        ? { kind, port: DEFAULT_PORTS[kind], mode: 'http', target, path: action.path }
+        : { kind, port: DEFAULT_PORTS[kind], mode: 'tcp', target, path: '/' },
+    );
   }
   return probes;
 }
@@ -91,14 +116,14 @@ for (const [server, port] of servers) {
 }`;
 
 /** Starts the stand-in in the pod as `prefix` (the sidecar's uid through setpriv) and waits until it listens. */
-export async function startPipyStandin(
+export async function startSidecarStandin(
   procs: Processes,
   ns: string,
-  probes: readonly PipyProbe[],
+  probes: readonly SidecarProbe[],
   prefix: readonly string[],
   timeoutMs: number,
 ): Promise<Running> {
-  const sidecar = procs.start('sidecar (Pipy stand-in)', ns, [
+  const sidecar = procs.start('sidecar stand-in', ns, [
     ...prefix,
     process.execPath,
     '-e',
