@@ -46,7 +46,7 @@ RUN apt-get update \
 COPY scripts/runtime-root.sh /usr/local/bin/runtime-root.sh
 RUN runtime-root.sh /rootfs iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase
 
-# An empty base: only the runtime root, Node's binary, dist/, init/ and supervise.sh.
+# An empty base: only the runtime root, Node's binary, dist/, init/, supervise.sh and /osm-healthcheck.
 FROM scratch
 COPY --from=runtime /rootfs /
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
@@ -61,6 +61,10 @@ WORKDIR /app
 COPY --from=build /src/dist dist
 COPY init init
 COPY image/supervise.sh supervise.sh
+# osm-edge's and OSM's healthcheck container runs `command: [/osm-healthcheck]`, which replaces the entrypoint: this
+# script execs the same tini and supervisor, with serve in their mode (docs/serve.md, "osm-edge's healthcheck
+# container"). Executable in the checkout, so COPY keeps its mode.
+COPY image/osm-healthcheck /osm-healthcheck
 EXPOSE 15901 15902 15903 15904
 # Non-root by default, as the companion runs; the init container sets runAsUser: 0 in the pod spec.
 USER 65532:65532

@@ -89,11 +89,12 @@ arch_build() {
   image=$work/image
   mv "$work/runtime/rootfs" "$image"
 
-  step "final stage: /usr/local/bin/node from the node stage, /app/dist from the build stage, /app/init, /app/supervise.sh"
+  step "final stage: /usr/local/bin/node from the node stage, /app/dist from the build stage, /app/init, /app/supervise.sh, /osm-healthcheck"
   mkdir -p "$image/usr/local/bin" "$image/app"
   cp "$work/node/node" "$image/usr/local/bin/node"
   cp -R "$work/build/src/dist" "$image/app/dist"
   cp -R "$root/init" "$image/app/init"
   cp "$root/image/supervise.sh" "$image/app/supervise.sh"
+  cp "$root/image/osm-healthcheck" "$image/osm-healthcheck"
   rm -rf "$work/build" "$work/runtime"
 }

@@ -5,8 +5,10 @@
 # own files. It is checked for what must not be in it (npm, node_modules, sources; as root dpkg, apt, perl, and
 # that sh, sleep, tini, both iptables backends run in it), and every subcommand runs from it as the image runs
 # them (as root chrooted into it): --version, `serve` (as uid 65532, /healthz and a gRPC probe), `wait` and
-# `check` against that serve, `inject` (stdin), `webhook` (HTTPS, a throwaway certificate) and `init --dry-run`
-# (as root, in a throwaway netns, with the nft and the legacy backend).
+# `check` against that serve, `inject` (stdin), `webhook` (HTTPS, a throwaway certificate), `/osm-healthcheck
+# --verbosity info` as osm-edge's healthcheck container runs it (as root: tini PID 1 in a PID namespace, 15904
+# alone in a throwaway netns beside a sidecar stand-in on 15901-15903) and `init --dry-run` (as root, in a
+# throwaway netns, with the nft and the legacy backend).
 # With --arch ARCH (root only) it builds for that architecture (arm64 on this amd64 machine) under emulation
 # (scripts/emulation.sh: qemu-user-static through binfmt_misc): each stage runs chrooted into a stand-in base of
 # that architecture (scripts/standin-root.sh: debootstrap, Node's official build), as a builder under emulation
@@ -149,12 +151,13 @@ else
   mkdir -p "$image/etc/ssl/certs"
   cp /etc/ssl/certs/ca-certificates.crt "$image/etc/ssl/certs/" 2>/dev/null || echo "!!! no CA bundle here" >&2
 fi
-step "final stage: /usr/local/bin/node from the node stage, /app/dist from the build stage, /app/init, /app/supervise.sh"
+step "final stage: /usr/local/bin/node from the node stage, /app/dist from the build stage, /app/init, /app/supervise.sh, /osm-healthcheck"
 mkdir -p "$image/usr/local/bin" "$image/app"
 cp "$work/node/node" "$image/usr/local/bin/node"
 cp -R "$work/src/dist" "$image/app/dist"
 cp -R "$root/init" "$image/app/init"
 cp "$root/image/supervise.sh" "$image/app/supervise.sh"
+cp "$root/image/osm-healthcheck" "$image/osm-healthcheck"
 fi
 
 # The image's environment and nothing else; commands run through it as the image's entrypoint (minus tini):
@@ -303,6 +306,69 @@ healthz=$(get "https://127.0.0.1:$(field "$log" 'webhook serving' line.port)/hea
 echo "webhook /healthz: $healthz"
 [ "$healthz" = "200 ok" ] || fail "the webhook's /healthz answered '$healthz'"
 stop "$webhook_pid" "$log"
+
+step "osm-edge's healthcheck container: /osm-healthcheck --verbosity info as uid 65532, tini PID 1, beside a sidecar on 15901-15903"
+# What osm-edge's and OSM's injectors write when the healthcheck image is this one: `command: [/osm-healthcheck]`,
+# `args: [--verbosity, info]`, port 15904. In a throwaway network namespace (15904 exactly, no clash with this
+# machine) whose sidecar stand-in binds 15901-15903 first, as Pipy does, and a new PID namespace, as a container's.
+if [ -z "$rootfs" ] || ! command -v ip >/dev/null 2>&1; then
+  echo "!!! SKIPPED /osm-healthcheck: it needs root and iproute2 (chroot into the image, a network namespace; CI runs as root)" >&2
+else
+  ip netns add "$netns"
+  ip -n "$netns" link set lo up
+  # shellcheck disable=SC2016 # JavaScript template literals, not shell expansions.
+  ip netns exec "$netns" node -e 'const net = require("node:net"); let up = 0;
+    for (const [port, text] of [[15901, "SIDECAR"], [15902, "SIDECAR"], [15903, "SIDECAR"], [8080, "APP"]])
+      net.createServer((s) => s.on("error", () => {}).end(`${text}\n`)).listen({ port, host: "::" }, () => ++up === 4 && console.log("ready"));' \
+    >"$work/sidecar.log" 2>&1 &
+  sidecar_pid=$!
+  for _ in $(seq 100); do grep -q ready "$work/sidecar.log" && break; sleep 0.1; done
+  grep -q ready "$work/sidecar.log" || fail "the sidecar stand-in did not listen: $(cat "$work/sidecar.log")"
+  log="$work/osm-healthcheck.log"
+  # shellcheck disable=SC2016 # expanded by that sh.
+  in_container='mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" &&
+    exec chroot --userspec=65532:65532 "$0" "$@"'
+  "${image_env[@]}" ip netns exec "$netns" unshare --mount --pid --fork --kill-child -- \
+    sh -c "$in_container" "$image" /osm-healthcheck --verbosity info >"$log" 2>&1 &
+  container_pid=$!
+  await_line "$log" "$container_pid" 'serving /osm-healthcheck only (osm-edge compat)'
+  # shellcheck disable=SC2016 # JavaScript template literals, not shell expansions.
+  answers=$(ip netns exec "$netns" node -e 'const http = require("node:http"), net = require("node:net");
+    const get = (headers) => new Promise((ok) => http.get("http://127.0.0.1:15904/osm-healthcheck",
+      { headers: { "user-agent": "kube-probe/1.30", ...headers } }, (res) => { let b = "";
+        res.on("data", (c) => (b += c)); res.on("end", () => ok(`${res.statusCode} ${b.trim()}`)); })
+      .on("error", (e) => ok(e.message)));
+    const read = (port) => new Promise((ok) => { let b = ""; net.connect(port, "127.0.0.1")
+      .on("data", (c) => (b += c)).on("end", () => ok(`${port}: ${b.trim()}`)).on("error", (e) => ok(e.message)); });
+    (async () => { for (const a of [await get({ "Original-Tcp-Port": "8080" }), await get({ "Original-Tcp-Port": "8081" }),
+      await get({}), ...(await Promise.all([15901, 15902, 15903].map(read)))]) console.log(a); })();' 2>&1)
+  echo "$answers"
+  expected="200 healthcheck: tcp 127.0.0.1:8080 connected in * ms
+503 healthcheck: tcp 127.0.0.1:8081 failed: connect ECONNREFUSED 127.0.0.1:8081 *
+400 healthcheck: no target port given; *
+15901: SIDECAR
+15902: SIDECAR
+15903: SIDECAR"
+  # shellcheck disable=SC2254 # $expected is a pattern.
+  case $answers in $expected) ;; *) fail "/osm-healthcheck answered otherwise: $answers" ;; esac
+  ports=$(field "$log" 'serving /osm-healthcheck only (osm-edge compat)' 'JSON.stringify(line.ports)')
+  echo "listening: $ports"
+  [ "$ports" = '{"healthcheck":15904}' ] || fail "/osm-healthcheck listens on $ports, not on 15904 alone"
+  grep -q '"level":"debug"' "$log" && fail "--verbosity info logged at debug: $(cat "$log")"
+  grep -qi 'tini' "$log" && fail "tini complained (not PID 1?): $(cat "$log")"
+  # SIGTERM to the container's PID 1, tini (the one child of unshare), which passes it on: serve drains, exit 0.
+  tini_pid=$(cat "/proc/$container_pid/task/$container_pid/children")
+  pid1=$(cat "/proc/${tini_pid% }/comm")
+  [ "$pid1" = tini ] || fail "the container's PID 1 is $pid1, not tini"
+  kill -TERM "${tini_pid% }"
+  stop_status=0
+  wait "$container_pid" || stop_status=$?
+  [ "$stop_status" = 0 ] || fail "/osm-healthcheck exited $stop_status on SIGTERM: $(cat "$log")"
+  echo "/osm-healthcheck: stopped on SIGTERM, exit 0"
+  kill -KILL "$sidecar_pid"
+  wait "$sidecar_pid" 2>/dev/null || true
+  ip netns del "$netns"
+fi
 
 step "init --dry-run: as root with NET_ADMIN, in a throwaway network namespace, with each iptables backend"
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1; then

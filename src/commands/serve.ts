@@ -4,12 +4,20 @@
 import pkg from '../../package.json' with { type: 'json' };
 import { describeValue, HealthcheckError, UsageError } from '../errors.js';
 import { flagOrEnv, parseFlags } from '../flags.js';
-import { createLogger, LOG_LEVELS } from '../log.js';
+import { createLogger, LOG_LEVELS, levelOfVerbosity, VERBOSITY_NAMES } from '../log.js';
 import { lazyExposition } from '../metrics/load-exposition.js';
 import { Recorder } from '../metrics/recorder.js';
 import { parseListenPorts, parsePortRanges, portSet } from '../ports.js';
 import { preloadProbers, runProbe } from '../probe/run.js';
-import { DEFAULT_PORTS, LISTENER_ROLES, PROBES_ENV, RESTARTS_ENV, SHUTDOWN_GRACE_ENV } from '../scheme.js';
+import {
+  DEFAULT_PORTS,
+  HEALTHCHECK_PATH,
+  LISTENER_ROLES,
+  type ListenerRole,
+  PROBES_ENV,
+  RESTARTS_ENV,
+  SHUTDOWN_GRACE_ENV,
+} from '../scheme.js';
 import { buildApp } from '../server/app.js';
 import { appPorts, DEFAULT_SHUTDOWN_GRACE_SECONDS, parseShutdownGrace } from '../server/app-gone.js';
 import { type Listeners, listen } from '../server/listeners.js';
@@ -41,6 +49,11 @@ Flags (each also read from the environment variable shown; flags win):
                          on SIGTERM, wait at most this long for the app to stop before draining
                          (${SHUTDOWN_GRACE_ENV}; default ${DEFAULT_SHUTDOWN_GRACE_SECONDS};
                          inject sets the pod's terminationGracePeriodSeconds)
+  --osm-edge-compat      serve as osm-edge's (or OSM's) own osm-healthcheck container, as the image's
+                         /osm-healthcheck does: ${HEALTHCHECK_PATH} on the healthcheck port alone (${DEFAULT_PORTS.healthcheck}, or the
+                         last of --ports), as their sidecar listens on the other three; no probe table
+  --verbosity, -v LEVEL  with --osm-edge-compat, their binary's log flag in place of --log-level:
+                         ${VERBOSITY_NAMES.join('|')}
   --help, --version
 
 Probes run against env POD_IP when set (what kubelet dials), else 127.0.0.1. Env ${RESTARTS_ENV}: how many
@@ -54,6 +67,30 @@ function describeEntry(entry: ProbeEntry): string {
   return `${entry.kind} ${entry.container} -> ${describeHandler(entry.handler)} (timeout ${entry.timeoutSeconds}s)`;
 }
 
+/**
+ * --log-level (or its env), or in osm-edge compat their --verbosity, as a pino level. --verbosity alone is refused:
+ * it is their binary's spelling, taken only where their injector writes it.
+ */
+function logLevel(logLevelFlag: string | undefined, verbosity: string | undefined, compat: boolean): string {
+  if (verbosity !== undefined) {
+    if (!compat)
+      throw new UsageError("--verbosity goes with --osm-edge-compat; serve's own flag is --log-level");
+    if (logLevelFlag !== undefined) throw new UsageError('give --verbosity or --log-level, not both');
+    const level = levelOfVerbosity(verbosity);
+    if (level === undefined) {
+      throw new UsageError(
+        `--verbosity must be one of ${VERBOSITY_NAMES.join(', ')}, got ${describeValue(verbosity)}`,
+      );
+    }
+    return level;
+  }
+  const level = flagOrEnv(logLevelFlag, 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
+  }
+  return level;
+}
+
 async function run(argv: readonly string[]): Promise<void> {
   const { values, positionals } = parseFlags('serve', argv, {
     probes: { type: 'string' },
@@ -62,14 +99,14 @@ async function run(argv: readonly string[]): Promise<void> {
     host: { type: 'string' },
     'log-level': { type: 'string' },
     'shutdown-grace': { type: 'string' },
+    'osm-edge-compat': { type: 'boolean' },
+    verbosity: { type: 'string', short: 'v' },
   });
   if (positionals.length > 0)
     throw new UsageError(`serve takes no arguments, got ${describeValue(positionals[0])}`);
 
-  const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
-  }
+  const compat = values['osm-edge-compat'] === true;
+  const level = logLevel(values['log-level'], values.verbosity, compat);
   const portsText = flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS');
   const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenPorts(portsText);
   const allowedText = flagOrEnv(values['allowed-ports'], 'OSM_HEALTHCHECK_ALLOWED_PORTS');
@@ -86,6 +123,13 @@ async function run(argv: readonly string[]): Promise<void> {
         );
   const restarts = parseRestarts(process.env[RESTARTS_ENV]);
   const table = await loadProbeTable({ file: values.probes, env: process.env[PROBES_ENV] });
+  if (compat && table !== undefined) {
+    const from = values.probes === undefined ? `env ${PROBES_ENV}` : '--probes';
+    throw new UsageError(
+      `--osm-edge-compat serves ${HEALTHCHECK_PATH} alone, but a probe table came from ${from}: its routes need ports 15901-15903, where osm-edge's sidecar listens`,
+    );
+  }
+  const roles: readonly ListenerRole[] = compat ? ['healthcheck'] : LISTENER_ROLES;
 
   await preloadProbers(table === undefined ? [] : entries(table).map((e) => e.handler));
 
@@ -108,6 +152,7 @@ async function run(argv: readonly string[]): Promise<void> {
   try {
     listeners = await listen({
       ports,
+      roles,
       http: app.server,
       passthrough: (role) => (role === 'healthcheck' ? undefined : passthroughPort(table, role)),
       targetHost,
@@ -119,7 +164,7 @@ async function run(argv: readonly string[]): Promise<void> {
     const e = err as NodeJS.ErrnoException;
     throw new HealthcheckError(
       'OSM_HC_LISTEN',
-      `cannot listen on ports ${Object.values(ports).join(',')}: ${e.message}`,
+      `cannot listen on ports ${roles.map((role) => ports[role]).join(',')}: ${e.message}`,
       {
         cause: err,
       },
@@ -154,7 +199,11 @@ async function run(argv: readonly string[]): Promise<void> {
       allowedPorts: table === undefined ? (allowedText ?? 'any') : 'the probe table ports',
       restarts,
     },
-    table === undefined ? 'serving header-driven probes only (no probe table)' : 'serving',
+    compat
+      ? `serving ${HEALTHCHECK_PATH} only (osm-edge compat)`
+      : table === undefined
+        ? 'serving header-driven probes only (no probe table)'
+        : 'serving',
   );
   await stopped;
 }

@@ -9,6 +9,11 @@ import { byFirstByte, tunnel } from './tls-passthrough.js';
 
 export interface ListenOptions {
   ports: Readonly<Record<ListenerRole, number>>;
+  /**
+   * The listeners bound, each on its port of `ports`; default all four. osm-edge's and OSM's healthcheck container
+   * binds 15904 alone: their sidecar listens on 15901-15903 (`serve --osm-edge-compat`).
+   */
+  roles?: readonly ListenerRole[];
   /** The HTTP server behind the Fastify app (app.ts); it never listens itself. */
   http: HttpServer;
   /** Which app port a TLS connection on this role's listener goes to; undefined: not passed through. */
@@ -20,8 +25,8 @@ export interface ListenOptions {
 }
 
 export interface Listeners {
-  /** Port actually bound per role (differs from the requested one when that was 0). */
-  ports: Record<ListenerRole, number>;
+  /** Port actually bound per role bound (differs from the requested one when that was 0). */
+  ports: Partial<Record<ListenerRole, number>>;
   roleOf(socket: Socket): ListenerRole | undefined;
   /**
    * Stop accepting, let in-flight requests finish for up to `graceMs`, then cut what is left. Runs beside the app's
@@ -36,7 +41,7 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
   const roles = new WeakMap<Socket, ListenerRole>();
   const servers: Server[] = [];
   const tunnels = new Set<Socket>();
-  const ports = { ...options.ports };
+  const ports: Partial<Record<ListenerRole, number>> = {};
 
   const toHttp = (socket: Socket, role: ListenerRole) => {
     roles.set(socket, role);
@@ -54,7 +59,7 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
   };
 
   try {
-    for (const role of LISTENER_ROLES) {
+    for (const role of options.roles ?? LISTENER_ROLES) {
       const server = createServer({ noDelay: true }, onConnection(role));
       server.maxConnections = MAX_CONNECTIONS_PER_PORT;
       servers.push(server);

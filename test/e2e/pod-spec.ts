@@ -26,6 +26,8 @@ export interface ProbeSpec {
 export interface ContainerSpec {
   name: string;
   image: string;
+  /** `command`: replaces the image's entrypoint (osm-edge's own containers set it). */
+  command: string[] | undefined;
   args: string[];
   env: EnvVar[];
   securityContext: SecurityContext;
@@ -89,6 +91,7 @@ function readContainer(c: Json): ContainerSpec {
   return {
     name,
     image: String(c.image),
+    command: Array.isArray(c.command) ? c.command.map(String) : undefined,
     args: Array.isArray(c.args) ? c.args.map(String) : [],
     env: list(c.env) as unknown as EnvVar[],
     securityContext: object(c.securityContext) as SecurityContext,

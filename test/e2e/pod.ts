@@ -52,7 +52,7 @@ const CLI = stagedCli();
 /** The image's CLI (Dockerfile ENTRYPOINT), as a hook names it: played by the built one. */
 const IMAGE_CLI = ['node', '/app/dist/cli.mjs'];
 /** The image's environment (Dockerfile: the node image's PATH, NODE_ENV=production) and nothing else. */
-const IMAGE_ENV = [
+export const IMAGE_ENV = [
   'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
   'NODE_ENV=production',
 ];
@@ -196,7 +196,7 @@ function failuresBeforeReady(kubelet: KubeletStandin): Record<string, string[]> 
 let switches = 0;
 
 /** Moves the app processes from one phase to the next: switch their health, kill them, or start them again. */
-async function moveApps(
+export async function moveApps(
   from: Phase,
   to: Phase,
   names: readonly string[],
@@ -221,7 +221,7 @@ async function moveApps(
 }
 
 /** Sends each probe to the node's prober as one JSON line and matches the answer by id. */
-function proberCall(prober: Running, host: string): ProbeCall {
+export function proberCall(prober: Running, host: string): ProbeCall {
   let nextId = 0;
   const pending = new Map<number, (v: { outcome: 'success' | 'failure'; detail: string }) => void>();
   prober.onLine((line) => {

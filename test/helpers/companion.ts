@@ -64,9 +64,11 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
   });
   const bound = listeners;
   const base = host.includes(':') ? `[${host}]` : host;
+  // All four listeners are bound here (no `roles`).
+  const ports = bound.ports as Record<ListenerRole, number>;
   return {
-    ports: bound.ports,
-    url: (role, path) => `http://${base}:${bound.ports[role]}${path}`,
+    ports,
+    url: (role, path) => `http://${base}:${ports[role]}${path}`,
     logs,
     listeners: bound,
     recorder,

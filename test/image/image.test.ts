@@ -3,7 +3,7 @@
 // chrooted into a runtime root that scripts/runtime-root.sh assembled, as the Dockerfile does), and
 // scripts/image-measure.sh (a real buildah build, not run here) passes the Dockerfile's build arguments.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -94,7 +94,19 @@ describe('Dockerfile', () => {
       '--from=build /src/dist dist',
       'init init',
       'image/supervise.sh supervise.sh',
+      'image/osm-healthcheck /osm-healthcheck',
     ]);
+  });
+
+  it("/osm-healthcheck (osm-edge's healthcheck container's command) execs the entrypoint with serve in their mode", () => {
+    const entrypoint = JSON.parse(argsOf('ENTRYPOINT')[0] ?? '[]') as string[];
+    const script = readFileSync(`${ROOT}image/osm-healthcheck`, 'utf8');
+    expect(script.startsWith('#!/bin/sh\n')).toBe(true);
+    expect(script.split('\n').filter((line) => !line.startsWith('#') && line !== '')).toEqual([
+      `exec ${entrypoint.join(' ')} serve --osm-edge-compat "$@"`,
+    ]);
+    // Executable in the checkout: COPY keeps the mode, and a container's command must be executable.
+    expect(statSync(`${ROOT}image/osm-healthcheck`).mode & 0o111).toBe(0o111);
   });
 
   it('scripts/image-build.sh assembles the runtime root from the same packages, for either architecture', () => {
@@ -164,6 +176,7 @@ describe.skipIf(skipWithout('shellcheck of the image scripts', [SHELLCHECK]))('s
     'scripts/image-index.sh',
     'scripts/image-measure.sh',
     'scripts/runtime-root.sh',
+    'image/osm-healthcheck',
   ])('%s', async (script) => {
     // -x: the sourced scripts (arch-build.sh, emulation.sh) are checked where they are sourced, too.
     const result = await execa('shellcheck', ['-x', script], { cwd: ROOT, reject: false });
@@ -206,6 +219,12 @@ describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)',
         expect(result.all).toContain(
           '/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle: run in the image',
         );
+        // osm-edge's healthcheck container: 15904 alone beside the sidecar's 15901-15903, tini PID 1.
+        expect(result.all).toContain('listening: {"healthcheck":15904}\n');
+        expect(result.all).toMatch(
+          /200 healthcheck: tcp 127\.0\.0\.1:8080 connected in \d+ ms\n503 [^\n]*ECONNREFUSED[^\n]*\n400 [^\n]*\n15901: SIDECAR\n15902: SIDECAR\n15903: SIDECAR\n/,
+        );
+        expect(result.all).toContain('/osm-healthcheck: stopped on SIGTERM, exit 0');
         for (const backend of ['nft', 'legacy']) {
           expect(result.all).toMatch(
             new RegExp(
@@ -216,6 +235,7 @@ describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)',
       } else {
         expect(result.all).toContain('!!! SKIPPED the runtime stage');
         expect(result.all).toContain('!!! SKIPPED init --dry-run');
+        expect(result.all).toContain('!!! SKIPPED /osm-healthcheck');
       }
       expect(result.all).toMatch(/image-build: ok\n?$/);
     }, 180_000);
