@@ -58,7 +58,8 @@ try {
 if (webhookRun !== undefined) {
   const text = renderWebhook(await runWebhookBench(webhookRun));
   process.stdout.write(`${text}\n`);
-  if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, 'webhook');
+  const kind = webhookRun.unlimited ? 'webhook-unlimited' : 'webhook';
+  if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, kind);
   else process.stderr.write(`BENCH_CLI=${process.env.BENCH_CLI}: BENCHMARKS.md left as it was\n`);
   process.exit(0);
 }

@@ -6,6 +6,8 @@
 
 import { readFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
+import { parseAllDocuments } from 'yaml';
+import { podCgroup } from './cgroup.mjs';
 import {
   limitRangeObject,
   namespaceObject,
@@ -23,6 +25,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Namespaces per node: 2,000 namespaces at 5,000 nodes. */
 const NAMESPACES_PER_NODE = 0.4;
 const FILL_CONCURRENCY = 32;
+const DEPLOYMENT = new URL('../deploy/webhook/deployment.yaml', import.meta.url);
 const REVIEW = JSON.parse(
   readFileSync(new URL('../test/fixtures/webhook/http-get.json', import.meta.url), 'utf8'),
 );
@@ -43,7 +46,47 @@ export function webhookPlan(env) {
     if (!Number.isInteger(value) || value < 1)
       throw new Error(`${name}: not a positive whole number: ${value}`);
   }
-  return { sizes: [...sizes].sort((a, b) => a - b), rounds, posts };
+  // `none`: the webhook as a bare process, V8 sized from the machine's memory (no pod limit).
+  const unlimited = env.BENCH_WEBHOOK_LIMIT === 'none';
+  if (env.BENCH_WEBHOOK_LIMIT !== undefined && !unlimited)
+    throw new Error(
+      `BENCH_WEBHOOK_LIMIT: only "none" (else the Deployment's limit), got "${env.BENCH_WEBHOOK_LIMIT}"`,
+    );
+  return { sizes: [...sizes].sort((a, b) => a - b), rounds, posts, unlimited };
+}
+
+/**
+ * The webhook's pod: a memory cgroup of the Deployment's limit, so Node sizes V8's heap as in the pod (under any
+ * limit up to 1 GiB: 1 MiB semi-spaces, a 256 MiB old generation); where none can be made, flags that say the same.
+ */
+export function webhookPod(limitBytes) {
+  const { cgroup, reason } = podCgroup(limitBytes);
+  const mib = limitBytes / 2 ** 20;
+  if (cgroup === undefined) {
+    const flags = ['--max-semi-space-size=1', '--max-old-space-size=256'];
+    return {
+      method: `V8 flags \`${flags.join(' ')}\` (${reason})`,
+      flags,
+      wrap: undefined,
+      remove: () => {},
+    };
+  }
+  process.once('exit', cgroup.remove);
+  return { method: `a ${mib} MiB memory cgroup`, flags: [], wrap: cgroup.wrap, remove: cgroup.remove };
+}
+
+const UNITS = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+
+/** The webhook container's limits.memory in deploy/webhook/deployment.yaml, in bytes. */
+export function deployedMemoryLimit(text = readFileSync(DEPLOYMENT, 'utf8')) {
+  const deployment = parseAllDocuments(text)
+    .map((doc) => doc.toJS())
+    .find((object) => object?.kind === 'Deployment');
+  const limit = deployment?.spec?.template?.spec?.containers?.[0]?.resources?.limits?.memory;
+  const match = /^(\d+)(Ki|Mi|Gi)$/.exec(String(limit));
+  if (match === null)
+    throw new Error(`deploy/webhook/deployment.yaml: limits.memory is not like 256Mi: ${limit}`);
+  return Number(match[1]) * UNITS[match[2]];
 }
 
 /** `count` calls of `make(i)` for i in [from, to), at most FILL_CONCURRENCY at once; throws on any non-2xx. */
@@ -62,7 +105,7 @@ async function created(cluster, path, object) {
 }
 
 /** Nodes [from, to) and namespaces [nsFrom, nsTo), each namespace with a LimitRange and a ResourceQuota. */
-async function fill(cluster, nodes, namespaces) {
+export async function fill(cluster, nodes, namespaces) {
   await pool(nodes.from, nodes.to, (i) => created(cluster, '/api/v1/nodes', nodeObject(i)));
   await pool(namespaces.from, namespaces.to, async (i) => {
     const namespace = namespaceObject(i);
@@ -107,24 +150,23 @@ function post(url, ca, agent, body) {
 }
 
 /** One webhook against `cluster`: ready time, memory, and its own time for `posts` admissions in `namespace`. */
-async function measureWebhook(cluster, namespace, posts) {
+export async function measureWebhook(cluster, namespace, posts, pod, cli = CLI) {
   const started = performance.now();
-  const child = spawnCommand(
-    [
-      process.execPath,
-      CLI,
-      'webhook',
-      '--port=0',
-      '--host=127.0.0.1',
-      `--tls-cert=${cluster.certFile}`,
-      `--tls-key=${cluster.keyFile}`,
-      `--kube-api=${cluster.url}`,
-      `--kube-ca=${cluster.caFile}`,
-      `--kube-token-file=${cluster.tokenFile}`,
-      '--image=registry.example.com/osm-healthcheck:bench',
-    ],
-    { KUBERNETES_SERVICE_HOST: '' },
-  );
+  const argv = [
+    process.execPath,
+    ...pod.flags,
+    cli,
+    'webhook',
+    '--port=0',
+    '--host=127.0.0.1',
+    `--tls-cert=${cluster.certFile}`,
+    `--tls-key=${cluster.keyFile}`,
+    `--kube-api=${cluster.url}`,
+    `--kube-ca=${cluster.caFile}`,
+    `--kube-token-file=${cluster.tokenFile}`,
+    '--image=registry.example.com/osm-healthcheck:bench',
+  ];
+  const child = spawnCommand(pod.wrap === undefined ? argv : pod.wrap(argv), { KUBERNETES_SERVICE_HOST: '' });
   const lines = [];
   let pending = '';
   child.stdout.setEncoding('utf8');
@@ -206,7 +248,7 @@ const METRICS = [
 /** The tables: per size, each metric on the empty and the full cluster (median, min–max) and full/empty. */
 export function renderWebhook(results) {
   const out = [
-    `Node ${results.node}, ${results.cli}; ${results.rounds} rounds per size (median, min–max), ` +
+    `Node ${results.node}, ${results.cli}, in ${results.pod}; ${results.rounds} rounds per size (median, min–max), ` +
       `${results.posts} admissions per webhook after 30 not counted; fill ${results.fillSeconds.join(' + ')} s.`,
     '',
     '| nodes | namespaces | measure | empty cluster | this cluster | ratio |',
@@ -234,7 +276,11 @@ export async function runWebhookBench(plan) {
     sizes: [],
   };
   results.fillSeconds = [];
-  say(`webhook bench: ${plan.sizes.join(', ')} nodes, ${plan.rounds} rounds each`);
+  const pod = plan.unlimited
+    ? { method: 'no memory limit (V8 sized from the machine)', flags: [], wrap: undefined, remove: () => {} }
+    : webhookPod(deployedMemoryLimit());
+  results.pod = pod.method;
+  say(`webhook bench: ${plan.sizes.join(', ')} nodes, ${plan.rounds} rounds each, in ${pod.method}`);
   const empty = await startEnvtest();
   const full = await startEnvtest().catch(async (err) => {
     await empty.stop();
@@ -260,7 +306,7 @@ export async function runWebhookBench(plan) {
         // Alternating which goes first, so a drift of the machine's load does not favour one.
         const order = round % 2 === 0 ? ['empty', 'full'] : ['full', 'empty'];
         for (const which of order) {
-          const r = await measureWebhook(which === 'empty' ? empty : full, probeNamespace, plan.posts);
+          const r = await measureWebhook(which === 'empty' ? empty : full, probeNamespace, plan.posts, pod);
           row[which].push(r);
           say(`  round ${round + 1} ${which}: ${JSON.stringify(r)}`);
         }
@@ -269,6 +315,7 @@ export async function runWebhookBench(plan) {
     }
   } finally {
     await Promise.all([empty.stop(), full.stop()]);
+    pod.remove();
   }
   return results;
 }
