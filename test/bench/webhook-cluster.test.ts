@@ -1,0 +1,68 @@
+// The webhook benchmark's pure parts (bench/webhook-cluster.mjs, bench/cluster-objects.mjs): its knobs, the limit
+// it reads from the Deployment, the objects it fills the API server with, and its table. Nothing here runs an API
+// server or judges a number: `npm run bench -- --webhook` does.
+
+import { describe, expect, it } from 'vitest';
+import { namespaceObject, nodeObject } from '../../bench/cluster-objects.mjs';
+import { deployedMemoryLimit, renderWebhook, webhookPlan } from '../../bench/webhook-cluster.mjs';
+
+describe('the webhook benchmark', () => {
+  it('runs 100, 1,000 and 5,000 nodes, 2 rounds, 300 admissions unless told otherwise', () => {
+    expect(webhookPlan({})).toEqual({ sizes: [100, 1000, 5000], rounds: 2, posts: 300, unlimited: false });
+    expect(webhookPlan({ BENCH_WEBHOOK_NODES: '50,10', BENCH_WEBHOOK_LIMIT: 'none' })).toMatchObject({
+      sizes: [10, 50],
+      unlimited: true,
+    });
+  });
+
+  it.each([
+    [{ BENCH_WEBHOOK_NODES: '100,lots' }, /BENCH_WEBHOOK_NODES: not a node count: "lots"/],
+    [{ BENCH_WEBHOOK_ROUNDS: '0' }, /BENCH_WEBHOOK_ROUNDS: not a positive whole number/],
+    [{ BENCH_WEBHOOK_LIMIT: '128Mi' }, /BENCH_WEBHOOK_LIMIT: only "none"/],
+  ])('refuses %j', (env, error) => {
+    expect(() => webhookPlan(env)).toThrow(error);
+  });
+
+  it("reads the webhook container's memory limit from deploy/webhook", () => {
+    expect(deployedMemoryLimit()).toBe(256 * 2 ** 20);
+    const other =
+      'kind: Deployment\nspec: {template: {spec: {containers: [{resources: {limits: {memory: 1Gi}}}]}}}';
+    expect(deployedMemoryLimit(other)).toBe(2 ** 30);
+    expect(() => deployedMemoryLimit('kind: Deployment\nspec: {}')).toThrow(
+      /limits.memory is not like 256Mi/,
+    );
+  });
+
+  it('fills with nodes of about 10 KB, 40 images, and namespaces with Pod Security labels', () => {
+    const node = nodeObject(42);
+    expect(JSON.stringify(node).length).toBeGreaterThan(9_000);
+    expect(node.status.images).toHaveLength(40);
+    expect(nodeObject(43).metadata.name).not.toBe(node.metadata.name);
+    expect(namespaceObject(2).metadata.labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
+  });
+
+  it('renders each measure on the empty and the full cluster, and their ratio', () => {
+    const run = (readyMs: number, rss: number) => ({
+      readyMs,
+      rssReady: rss,
+      rssSettled: rss,
+      rssAfter: rss,
+      peak: rss,
+      p50: 1,
+      p99: 5,
+    });
+    const text = renderWebhook({
+      node: '20.20.2',
+      cli: 'dist/cli.mjs',
+      pod: 'a 256 MiB memory cgroup',
+      rounds: 1,
+      posts: 300,
+      fillSeconds: [1],
+      sizes: [{ nodes: 100, namespaces: 40, empty: [run(200, 50)], full: [run(400, 60)] }],
+    });
+    expect(text).toContain('| 100 | 40 | ready (ms) | 200 (200–200) | 400 (400–400) | 2.00 (2.00–2.00) |');
+    expect(text).toContain(
+      '| 100 | 40 | peak RSS (MiB) | 50.0 (50.0–50.0) | 60.0 (60.0–60.0) | 1.20 (1.20–1.20) |',
+    );
+  });
+});
