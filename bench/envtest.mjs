@@ -14,14 +14,15 @@ export const APISERVER_ENV = 'OSM_HC_KUBE_APISERVER';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function apiserverBinary() {
-  const path = process.env[APISERVER_ENV];
+/** The kube-apiserver binary `env` names, checked before anything starts. */
+export function apiserverBinary(env) {
+  const path = env[APISERVER_ENV];
   try {
     accessSync(path ?? '', constants.X_OK);
     return path;
   } catch {
     throw new Error(
-      `${APISERVER_ENV} must name an executable kube-apiserver, got ${JSON.stringify(path ?? '')}`,
+      `${APISERVER_ENV} must name an executable kube-apiserver (v1.36.3), got ${JSON.stringify(path ?? '')}`,
     );
   }
 }
@@ -70,8 +71,8 @@ function ended(child) {
   });
 }
 
-export async function startEnvtest() {
-  const binary = apiserverBinary();
+/** etcd and `binary` (a kube-apiserver) on free loopback ports, ready; stop() ends both and removes their data. */
+export async function startEnvtest(binary) {
   const dir = mkdtempSync(join(tmpdir(), 'osm-hc-bench-envtest-'));
   const { certFile, keyFile } = makeCert(dir);
   const token = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16)).join('');

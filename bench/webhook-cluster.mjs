@@ -15,7 +15,7 @@ import {
   resourceQuotaObject,
   resourceQuotaStatus,
 } from './cluster-objects.mjs';
-import { startEnvtest } from './envtest.mjs';
+import { apiserverBinary, startEnvtest } from './envtest.mjs';
 import { memory, spawnCommand, stop } from './procs.mjs';
 import { formatSummary, percentile, ratioSummary, summary } from './stats.mjs';
 
@@ -38,22 +38,23 @@ export function webhookPlan(env) {
     if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_WEBHOOK_NODES: not a node count: "${text}"`);
     return n;
   });
-  const rounds = Number(env.BENCH_WEBHOOK_ROUNDS ?? 2);
-  const posts = Number(env.BENCH_WEBHOOK_POSTS ?? 300);
-  for (const [name, value] of [
-    ['BENCH_WEBHOOK_ROUNDS', rounds],
-    ['BENCH_WEBHOOK_POSTS', posts],
-  ]) {
+  const whole = (name, fallback) => {
+    const text = env[name] ?? fallback;
+    const value = Number(text);
     if (!Number.isInteger(value) || value < 1)
-      throw new Error(`${name}: not a positive whole number: ${value}`);
-  }
+      throw new Error(`${name}: not a positive whole number: "${text}"`);
+    return value;
+  };
+  const rounds = whole('BENCH_WEBHOOK_ROUNDS', '2');
+  const posts = whole('BENCH_WEBHOOK_POSTS', '300');
   // `none`: the webhook as a bare process, V8 sized from the machine's memory (no pod limit).
   const unlimited = env.BENCH_WEBHOOK_LIMIT === 'none';
   if (env.BENCH_WEBHOOK_LIMIT !== undefined && !unlimited)
     throw new Error(
       `BENCH_WEBHOOK_LIMIT: only "none" (else the Deployment's limit), got "${env.BENCH_WEBHOOK_LIMIT}"`,
     );
-  return { sizes: [...sizes].sort((a, b) => a - b), rounds, posts, unlimited };
+  const apiserver = apiserverBinary(env);
+  return { sizes: [...sizes].sort((a, b) => a - b), rounds, posts, unlimited, apiserver };
 }
 
 /**
@@ -282,8 +283,8 @@ export async function runWebhookBench(plan) {
     : webhookPod(deployedMemoryLimit());
   results.pod = pod.method;
   say(`webhook bench: ${plan.sizes.join(', ')} nodes, ${plan.rounds} rounds each, in ${pod.method}`);
-  const empty = await startEnvtest();
-  const full = await startEnvtest().catch(async (err) => {
+  const empty = await startEnvtest(plan.apiserver);
+  const full = await startEnvtest(plan.apiserver).catch(async (err) => {
     await empty.stop();
     throw err;
   });

@@ -6,10 +6,19 @@ import { describe, expect, it } from 'vitest';
 import { namespaceObject, nodeObject } from '../../bench/cluster-objects.mjs';
 import { deployedMemoryLimit, renderWebhook, webhookPlan } from '../../bench/webhook-cluster.mjs';
 
+/** Any executable stands for the API server: nothing is started. */
+const API = { OSM_HC_KUBE_APISERVER: process.execPath };
+
 describe('the webhook benchmark', () => {
   it('runs 100, 1,000 and 5,000 nodes, 2 rounds, 300 admissions unless told otherwise', () => {
-    expect(webhookPlan({})).toEqual({ sizes: [100, 1000, 5000], rounds: 2, posts: 300, unlimited: false });
-    expect(webhookPlan({ BENCH_WEBHOOK_NODES: '50,10', BENCH_WEBHOOK_LIMIT: 'none' })).toMatchObject({
+    expect(webhookPlan(API)).toEqual({
+      sizes: [100, 1000, 5000],
+      rounds: 2,
+      posts: 300,
+      unlimited: false,
+      apiserver: process.execPath,
+    });
+    expect(webhookPlan({ ...API, BENCH_WEBHOOK_NODES: '50,10', BENCH_WEBHOOK_LIMIT: 'none' })).toMatchObject({
       sizes: [10, 50],
       unlimited: true,
     });
@@ -17,10 +26,15 @@ describe('the webhook benchmark', () => {
 
   it.each([
     [{ BENCH_WEBHOOK_NODES: '100,lots' }, /BENCH_WEBHOOK_NODES: not a node count: "lots"/],
-    [{ BENCH_WEBHOOK_ROUNDS: '0' }, /BENCH_WEBHOOK_ROUNDS: not a positive whole number/],
+    [{ BENCH_WEBHOOK_ROUNDS: '0' }, /BENCH_WEBHOOK_ROUNDS: not a positive whole number: "0"/],
+    [{ BENCH_WEBHOOK_POSTS: 'x' }, /BENCH_WEBHOOK_POSTS: not a positive whole number: "x"/],
     [{ BENCH_WEBHOOK_LIMIT: '128Mi' }, /BENCH_WEBHOOK_LIMIT: only "none"/],
+    [
+      { OSM_HC_KUBE_APISERVER: '/nonexistent' },
+      /OSM_HC_KUBE_APISERVER must name an executable kube-apiserver/,
+    ],
   ])('refuses %j', (env, error) => {
-    expect(() => webhookPlan(env)).toThrow(error);
+    expect(() => webhookPlan({ ...API, ...env })).toThrow(error);
   });
 
   it("reads the webhook container's memory limit from deploy/webhook", () => {
