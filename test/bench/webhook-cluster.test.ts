@@ -1,10 +1,29 @@
-// The webhook benchmark's pure parts (bench/webhook-cluster.mjs, bench/cluster-objects.mjs): its knobs, the limit
-// it reads from the Deployment, the objects it fills the API server with, and its table. Nothing here runs an API
-// server or judges a number: `npm run bench -- --webhook` does.
+// The webhook benchmark (bench/webhook-cluster.mjs, bench/cluster-objects.mjs): its knobs, the limit it reads from
+// the Deployment, the objects it fills the API server with, and its table; then `npm run bench -- --webhook` end to
+// end at the smallest size, so it keeps working between the runs that fill BENCHMARKS.md. Nothing here judges a
+// number: the numbers of so small a run mean nothing.
 
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { namespaceObject, nodeObject } from '../../bench/cluster-objects.mjs';
 import { deployedMemoryLimit, renderWebhook, webhookPlan } from '../../bench/webhook-cluster.mjs';
+import { ROOT, runScript } from '../helpers/cli.js';
+import { ETCD } from '../helpers/envtest.js';
+import { type Need, OPENSSL, skipWithout } from '../helpers/system-tools.js';
+
+const APISERVER: Need = {
+  what: 'kube-apiserver v1.36.3',
+  present: (() => {
+    try {
+      accessSync(process.env.OSM_HC_KUBE_APISERVER ?? '', constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  })(),
+  how: 'OSM_HC_KUBE_APISERVER=<the unpacked binary> (.ci/run sets it)',
+};
+const skip = skipWithout('the webhook benchmark end to end', [ETCD, OPENSSL, APISERVER]);
 
 /** Any executable stands for the API server: nothing is started. */
 const API = { OSM_HC_KUBE_APISERVER: process.execPath };
@@ -79,4 +98,27 @@ describe('the webhook benchmark', () => {
       '| 100 | 40 | peak RSS (MiB) | 50.0 (50.0–50.0) | 60.0 (60.0–60.0) | 1.20 (1.20–1.20) |',
     );
   });
+});
+
+describe.skipIf(skip)('npm run bench -- --webhook', () => {
+  it('fills a real API server, measures a webhook on it and on an empty one, and leaves BENCHMARKS.md alone for another build', async () => {
+    const before = readFileSync(`${ROOT}BENCHMARKS.md`, 'utf8');
+    const env = {
+      BENCH_CLI: 'dist/cli.mjs',
+      BENCH_WEBHOOK_NODES: '5',
+      BENCH_WEBHOOK_ROUNDS: '1',
+      BENCH_WEBHOOK_POSTS: '5',
+    };
+    const { code, stdout, stderr } = await runScript('bench/run.mjs', ['--webhook'], {
+      env,
+      timeoutMs: 110_000,
+    });
+    expect(code, stderr).toBe(0);
+    for (const measure of ['ready (ms)', 'RSS once ready (MiB)', 'peak RSS (MiB)', 'admission p99 (ms)']) {
+      expect(stdout).toMatch(new RegExp(`\\| 5 \\| 2 \\| ${measure.replace(/[()]/g, '\\$&')} \\| \\d`));
+    }
+    expect(stdout).not.toContain('NaN');
+    expect(stderr).toContain('BENCHMARKS.md left as it was');
+    expect(readFileSync(`${ROOT}BENCHMARKS.md`, 'utf8')).toBe(before);
+  }, 120_000);
 });
