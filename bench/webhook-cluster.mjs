@@ -59,7 +59,7 @@ export function webhookPlan(env) {
 
 /**
  * The webhook's pod: a memory cgroup of the Deployment's limit, so Node sizes V8's heap as in the pod (under any
- * limit up to 1 GiB: 1 MiB semi-spaces, a 256 MiB old generation); where none can be made, flags that say the same.
+ * limit up to 512 MiB: 1 MiB semi-spaces, a 256 MiB old generation); where none can be made, flags that say the same.
  */
 export function webhookPod(limitBytes) {
   const { cgroup, reason } = podCgroup(limitBytes);
