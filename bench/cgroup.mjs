@@ -55,19 +55,17 @@ export function ownCgroup(controller) {
 }
 
 /**
- * Makes a 128 MiB memory cgroup for the bench's pod-like servers, or returns undefined (with the reason) when it
- * cannot. `wrap(argv)` turns a command into one that joins the cgroup first; `remove()` deletes it once empty.
+ * Makes a memory cgroup of `bytes` (128 MiB unless given) for the bench's pod-like servers, or returns undefined
+ * (with the reason) when it cannot. `wrap(argv)` turns a command into one that joins the cgroup first; `remove()`
+ * deletes it once empty.
  */
-export function podCgroup() {
+export function podCgroup(bytes = POD_LIMIT_BYTES) {
   const own = ownCgroup('memory');
   if (own === undefined) return { cgroup: undefined, reason: 'no memory cgroup in /proc/self/cgroup' };
-  const dir = join(own.dir, `osm-hc-bench-${process.pid}`);
+  const dir = join(own.dir, `osm-hc-bench-${process.pid}-${bytes}`);
   try {
     mkdirSync(dir);
-    writeFileSync(
-      join(dir, own.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'),
-      String(POD_LIMIT_BYTES),
-    );
+    writeFileSync(join(dir, own.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'), String(bytes));
   } catch (err) {
     try {
       rmdirSync(dir);

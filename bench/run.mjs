@@ -1,6 +1,7 @@
 // `npm run bench`: the companion against the Node floor in one interleaved run (issues 6, 11). Servers run on core 0;
 // this process (load generator, probe clients), the app and the liveness prober on core 1. Prints the tables
-// and writes them, with machine info, into BENCHMARKS.md. `--soak SECONDS` runs the soak instead (soak.mjs).
+// and writes them, with machine info, into BENCHMARKS.md. `--soak SECONDS` runs the soak instead (soak.mjs);
+// `--webhook` the webhook in a big cluster (webhook-cluster.mjs).
 
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -22,11 +23,13 @@ import { machineInfo, render, writeBenchmarks } from './report.mjs';
 import { runSoak } from './soak.mjs';
 import { soakOptions } from './soak-options.mjs';
 import { percentile } from './stats.mjs';
+import { renderWebhook, runWebhookBench, webhookPlan } from './webhook-cluster.mjs';
 
 // Checked before anything starts, so a bad flag or knob is answered at once.
 let soakPlan;
 let parts;
 let fleetPlan;
+let webhookRun;
 try {
   const { values } = parseArgs({
     options: {
@@ -35,9 +38,11 @@ try {
       fleet: { type: 'boolean' },
       contention: { type: 'boolean' },
       node: { type: 'string', multiple: true },
+      webhook: { type: 'boolean' },
     },
   });
   if (values.soak !== undefined) soakPlan = soakOptions(values.soak, process.env);
+  if (values.webhook) webhookRun = webhookPlan(process.env);
   const chosen = ['ratios', 'fleet', 'contention'].filter((part) => values[part]);
   // No part named: all three (a soak is a run of its own).
   parts = new Set(
@@ -47,6 +52,16 @@ try {
 } catch (err) {
   process.stderr.write(`bench/run.mjs: ${err.message}\n`);
   process.exit(2);
+}
+
+// The webhook in a big cluster is a run of its own, unpinned: two API servers and etcd share the machine with it.
+if (webhookRun !== undefined) {
+  const text = renderWebhook(await runWebhookBench(webhookRun));
+  process.stdout.write(`${text}\n`);
+  const kind = webhookRun.unlimited ? 'webhook-unlimited' : 'webhook';
+  if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, kind);
+  else process.stderr.write(`BENCH_CLI=${process.env.BENCH_CLI}: BENCHMARKS.md left as it was\n`);
+  process.exit(0);
 }
 
 // The fleet and contention parts run unpinned (their pods and busy siblings spread over every core as on a node),

@@ -32,6 +32,15 @@ function labelsOf(object: KubeObject): Record<string, string> {
   );
 }
 
+/** What is kept of a namespace: the level and version its Pod Security labels enforce, nothing else of it. */
+export function keptNamespace(
+  object: KubeObject,
+  name: string,
+  defaultLevel: PodSecurityLevel,
+): EnforcedPolicy {
+  return enforcedPolicy(labelsOf(object), defaultLevel, name);
+}
+
 export function watchNamespacePolicies(options: NamespacePoliciesOptions): NamespacePolicies {
   const { defaultLevel } = options;
   const namespaces = reflect<EnforcedPolicy>({
@@ -39,7 +48,7 @@ export function watchNamespacePolicies(options: NamespacePoliciesOptions): Names
     path: '/api/v1/namespaces',
     resource: 'namespaces',
     kind: 'namespace',
-    keep: (object, name) => enforcedPolicy(labelsOf(object), defaultLevel, name),
+    keep: (object, name) => keptNamespace(object, name, defaultLevel),
     unlisted: 'pods get no init container until they are',
     lagging: 'Pod Security levels may lag until it is back',
   });

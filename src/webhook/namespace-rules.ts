@@ -18,13 +18,46 @@ export interface NamespaceRules {
   close(): void;
 }
 
-/** What admission reads, and the names for messages: no managedFields, annotations, or last-applied copies. */
-function trimmed(object: KubeObject, fields: readonly string[]): Record<string, unknown> {
-  const { name, namespace } = object.metadata ?? {};
-  return Object.fromEntries([
-    ['metadata', { name, namespace }],
-    ...fields.filter((field) => object[field] !== undefined).map((field) => [field, object[field]]),
-  ]);
+type Json = Record<string, unknown>;
+
+const asObject = (value: unknown): Json | undefined =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
+
+/** Only `fields` of `value`, those it has; undefined when it is no object or has none of them. */
+function only(value: unknown, fields: readonly string[]): Json | undefined {
+  const object = asObject(value);
+  if (object === undefined) return undefined;
+  const kept = fields.filter((field) => object[field] !== undefined).map((field) => [field, object[field]]);
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+/** The names, for messages: no labels, annotations (kubectl's last-applied copy), or managedFields. */
+const names = (object: KubeObject) => only(object.metadata, ['name', 'namespace']) ?? {};
+
+/** The fields of a LimitRange item that LimitRanger reads (plugin/pkg/admission/limitranger/admission.go). */
+const LIMIT_FIELDS = ['type', 'min', 'max', 'default', 'defaultRequest', 'maxLimitRequestRatio'] as const;
+
+/** What the fit reads of a LimitRange: its names and spec.limits, each item's bounds. */
+export function keptLimitRange(object: KubeObject): LimitRange {
+  const limits = asObject(object.spec)?.limits;
+  return {
+    metadata: names(object),
+    spec: Array.isArray(limits) ? { limits: limits.map((item) => only(item, LIMIT_FIELDS) ?? {}) } : {},
+  };
+}
+
+/**
+ * What the fit reads of a ResourceQuota: its names, spec.hard, scopes and scopeSelector, and status.hard and used
+ * (ResourceQuota admission decides from `used`: plugin/pkg/admission/resourcequota/controller.go).
+ */
+export function keptResourceQuota(object: KubeObject): ResourceQuota {
+  const spec = only(object.spec, ['hard', 'scopes', 'scopeSelector']);
+  const status = only(object.status, ['hard', 'used']);
+  return {
+    metadata: names(object),
+    ...(spec === undefined ? {} : { spec }),
+    ...(status === undefined ? {} : { status }),
+  };
 }
 
 const LAGGING = 'pods are fitted to LimitRanges and ResourceQuotas as last seen until it is back';
@@ -37,14 +70,14 @@ export function watchNamespaceRules(options: WatchOptions): NamespaceRules {
     path: '/api/v1/limitranges',
     resource: 'limitranges',
     kind: 'LimitRange',
-    keep: (object) => trimmed(object, ['spec']) as LimitRange,
+    keep: keptLimitRange,
   });
   const resourceQuotas: Reflector<ResourceQuota> = reflect({
     ...common,
     path: '/api/v1/resourcequotas',
     resource: 'resourcequotas',
     kind: 'ResourceQuota',
-    keep: (object) => trimmed(object, ['spec', 'status']) as ResourceQuota,
+    keep: keptResourceQuota,
   });
   const notReady = () => {
     const missing = [limitRanges.notListed(), resourceQuotas.notListed()].filter((why) => why !== undefined);
