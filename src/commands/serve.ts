@@ -19,6 +19,7 @@ import {
   SHUTDOWN_GRACE_ENV,
 } from '../scheme.js';
 import { buildApp } from '../server/app.js';
+import { osmEdgeProber } from '../server/osm-edge-answers.js';
 import { appPorts, DEFAULT_SHUTDOWN_GRACE_SECONDS, parseShutdownGrace } from '../server/app-gone.js';
 import { type Listeners, listen } from '../server/listeners.js';
 import { parseRestarts } from '../server/restarts.js';
@@ -141,7 +142,7 @@ async function run(argv: readonly string[]): Promise<void> {
     table,
     allowedPorts: allowedPorts(table, allowedFlag),
     targetHost,
-    prober: runProbe,
+    prober: compat ? osmEdgeProber(runProbe) : runProbe,
     log,
     roleOf: (socket) => listeners?.roleOf(socket),
     isReady: () => listeners !== undefined && !draining,

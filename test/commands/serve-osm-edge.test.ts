@@ -56,7 +56,8 @@ describe('serve --osm-edge-compat', () => {
 
       expect(await healthcheck({ 'Original-Tcp-Port': String(tcp.port) })).toMatchObject({ status: 200 });
       const refused = await healthcheck({ 'Original-Tcp-Port': String(dead) });
-      expect(refused.status).toBe(503);
+      // Theirs answers a failed connect with 404 (cmd/osm-healthcheck), and kubelet's event names the status.
+      expect(refused.status).toBe(404);
       expect(refused.body).toContain(`ECONNREFUSED 127.0.0.1:${dead}`);
       const missing = await healthcheck({});
       expect(missing.status).toBe(400);

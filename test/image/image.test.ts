@@ -222,7 +222,7 @@ describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)',
         // osm-edge's healthcheck container: 15904 alone beside the sidecar's 15901-15903, tini PID 1.
         expect(result.all).toContain('listening: {"healthcheck":15904}\n');
         expect(result.all).toMatch(
-          /200 healthcheck: tcp 127\.0\.0\.1:8080 connected in \d+ ms\n503 [^\n]*ECONNREFUSED[^\n]*\n400 [^\n]*\n15901: SIDECAR\n15902: SIDECAR\n15903: SIDECAR\n/,
+          /200 healthcheck: tcp 127\.0\.0\.1:8080 connected in \d+ ms\n404 [^\n]*ECONNREFUSED[^\n]*\n400 [^\n]*\n15901: SIDECAR\n15902: SIDECAR\n15903: SIDECAR\n/,
         );
         expect(result.all).toContain('/osm-healthcheck: stopped on SIGTERM, exit 0');
         for (const backend of ['nft', 'legacy']) {
