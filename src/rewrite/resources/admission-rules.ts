@@ -3,11 +3,17 @@
 // ValidateResourceRequirements and validatePodResourceConsistency), LimitRanger and ResourceQuota. Pure: the
 // rewrite compares the pod as it came with the patched pod, and what only the patched pod fails is ours.
 
+import {
+  aggregate,
+  defaultedShape,
+  POD_LEVEL_RESOURCES,
+  type PodShape,
+  shapeOf,
+} from '../../kube/pod-resources.js';
+import { formatQuantity } from '../../kube/quantity.js';
 import type { PodSpec } from '../types.js';
 import { limitRangeViolations, withLimitRangeDefaults } from './limit-ranger.js';
 import type { LimitRange, ResourceQuota, Violation } from './namespace-rules.js';
-import { aggregate, defaultedShape, POD_LEVEL_RESOURCES, type PodShape, shapeOf } from './pod-resources.js';
-import { formatQuantity } from './quantity.js';
 import { quotaViolations } from './quota.js';
 
 export interface NamespaceRules {

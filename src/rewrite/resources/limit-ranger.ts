@@ -2,9 +2,9 @@
 // defaults it writes into containers that declare nothing (PodMutateLimitFunc, run again after every webhook's
 // patch, so they land on our containers too), and what it refuses (PodValidateLimitFunc).
 
+import { type Amounts, type PodShape, podAmounts, readAmounts, type Slot } from '../../kube/pod-resources.js';
+import { formatQuantity, type Quantity } from '../../kube/quantity.js';
 import { type LimitRange, type LimitRangeItem, ruleName, type Violation } from './namespace-rules.js';
-import { type Amounts, type PodShape, podAmounts, readAmounts, type Slot } from './pod-resources.js';
-import { formatQuantity, type Quantity } from './quantity.js';
 
 export interface LimitItem {
   type: string;

@@ -3,8 +3,6 @@
 // quotas match the pod (their scopes), what they make every container declare (Constraints), and whether the
 // pod's usage fits what is left (status.hard - status.used).
 
-import type { PodSpec } from '../types.js';
-import { type ResourceQuota, ruleName, type Violation } from './namespace-rules.js';
 import {
   type Amounts,
   hasPodLevelResources,
@@ -12,8 +10,10 @@ import {
   type PodShape,
   podAmounts,
   readAmounts,
-} from './pod-resources.js';
-import { formatQuantity, type Quantity } from './quantity.js';
+} from '../../kube/pod-resources.js';
+import { formatQuantity, type Quantity } from '../../kube/quantity.js';
+import type { PodSpec } from '../types.js';
+import { type ResourceQuota, ruleName, type Violation } from './namespace-rules.js';
 
 /**
  * pods.go validationSet: "if a quota tracks cpu or memory related resources, the incoming pod is required to have

@@ -4,13 +4,13 @@
 // companion needs to answer probes in time. resource-fit.ts then checks the whole pod; where these bounds cannot
 // all hold, that check names the rule.
 
+import { aggregateParts, hasPodLevelResources, type Kind, shapeOf } from '../../kube/pod-resources.js';
+import { formatQuantity, parseQuantity, type Quantity } from '../../kube/quantity.js';
 import { COMPANION_NAME, INIT_NAME } from '../companion.js';
 import type { PodSpec } from '../types.js';
 import { admittedShape, type NamespaceRules } from './admission-rules.js';
 import type { ContainerResources } from './defaults.js';
 import { limitItems } from './limit-ranger.js';
-import { aggregateParts, hasPodLevelResources, type Kind, shapeOf } from './pod-resources.js';
-import { formatQuantity, parseQuantity, type Quantity } from './quantity.js';
 import { quotaFacts, quotaMatches, USAGE_OF } from './quota.js';
 
 /**

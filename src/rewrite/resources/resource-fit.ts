@@ -5,6 +5,7 @@
 // names the rule; a value an annotation pins that cannot fit is an error at that annotation.
 
 import { briefMessage } from '../../errors.js';
+import { hasPodLevelResources, type PodShape, shapeOf } from '../../kube/pod-resources.js';
 import { COMPANION_NAME, INIT_NAME } from '../companion.js';
 import type { ClusterKnowledge } from '../placement.js';
 import type { Container, PodSpec } from '../types.js';
@@ -19,7 +20,6 @@ import {
   MEMORY_REQUEST_ANNOTATION,
 } from './defaults.js';
 import type { NamespaceRulesKnowledge, Violation } from './namespace-rules.js';
-import { hasPodLevelResources, type PodShape, shapeOf } from './pod-resources.js';
 import { chooseResources, withOurs } from './resource-bounds.js';
 
 export type ResourceFit =

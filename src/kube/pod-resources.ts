@@ -3,8 +3,14 @@
 // keeps in plugin/pkg/admission/limitranger/admission.go podRequests/podLimits), pod-level resources
 // (`spec.resources`, KEP-2837) and whether the pod is BestEffort (pkg/apis/core/v1/helper/qos GetPodQOS).
 
-import type { Container, PodSpec } from '../types.js';
 import { parseQuantity, type Quantity } from './quantity.js';
+
+/** The fields of a pod spec the aggregates read; any richer pod type (rewrite/types.ts PodSpec) fits it. */
+export interface PodResourceFields {
+  containers?: unknown;
+  initContainers?: unknown;
+  resources?: unknown;
+}
 
 /** Resource name -> quantity; a name absent is "not specified", which LimitRanger and quota tell from zero. */
 export type Amounts = ReadonlyMap<string, Quantity>;
@@ -56,7 +62,7 @@ export function readRequirements(value: unknown): Requirements {
   return { requests: readAmounts(value.requests), limits: readAmounts(value.limits) };
 }
 
-function slot(container: Container, init: boolean): Slot {
+function slot(container: Record<string, unknown>, init: boolean): Slot {
   return {
     name: String(container.name ?? ''),
     sidecar: init && container.restartPolicy === 'Always',
@@ -64,9 +70,9 @@ function slot(container: Container, init: boolean): Slot {
   };
 }
 
-export function shapeOf(spec: PodSpec): PodShape {
+export function shapeOf(spec: PodResourceFields): PodShape {
   const list = (items: unknown, init: boolean) =>
-    Array.isArray(items) ? items.filter(isObject).map((item) => slot(item as Container, init)) : [];
+    Array.isArray(items) ? items.filter(isObject).map((item) => slot(item, init)) : [];
   return {
     initContainers: list(spec.initContainers, true),
     containers: list(spec.containers, false),
