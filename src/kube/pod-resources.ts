@@ -129,6 +129,46 @@ export function aggregateParts(shape: PodShape, kind: Kind): { sum: Amounts; ini
   return { sum, initMax };
 }
 
+/**
+ * The same two parts as LimitRanger up to 1.26 added them for its items of type Pod (admission.go `sum`, then the
+ * larger of that and each init container): a resource some container does not declare is left out of `sum`.
+ */
+export function everyContainerParts(shape: PodShape, kind: Kind): { sum: Amounts; initMax: Amounts } {
+  const sum = new Map<string, Quantity>();
+  const names = new Set(shape.containers.flatMap((c) => [...c.resources[kind].keys()]));
+  for (const name of names) {
+    const each = shape.containers.map((c) => c.resources[kind].get(name));
+    if (each.every((q) => q !== undefined))
+      sum.set(
+        name,
+        each.reduce((a, b) => add(a, b)),
+      );
+  }
+  const initMax = new Map<string, Quantity>();
+  for (const container of shape.initContainers) maxInto(initMax, container.resources[kind]);
+  return { sum, initMax };
+}
+
+/** What LimitRanger's items of type Pod hold a pod to: `aggregate`, or before 1.27 `everyContainerParts`. */
+export function limitRangerPodAmounts(
+  shape: PodShape,
+  kind: Kind,
+  podLevel: boolean,
+  everyContainer: boolean,
+): Amounts {
+  if (!everyContainer) return podAmounts(shape, kind, podLevel);
+  const { sum, initMax } = everyContainerParts(shape, kind);
+  const total = new Map(sum);
+  maxInto(total, initMax);
+  return total;
+}
+
+/** The pod as an API server without native sidecars keeps it: `restartPolicy` dropped, every init container plain. */
+export function withoutSidecars(shape: PodShape): PodShape {
+  if (!shape.initContainers.some((s) => s.sidecar)) return shape;
+  return { ...shape, initContainers: shape.initContainers.map((s) => ({ ...s, sidecar: false })) };
+}
+
 export function aggregate(shape: PodShape, kind: Kind): Amounts {
   const { sum, initMax } = aggregateParts(shape, kind);
   const total = new Map(sum);

@@ -2,8 +2,15 @@
 // defaults it writes into containers that declare nothing (PodMutateLimitFunc, run again after every webhook's
 // patch, so they land on our containers too), and what it refuses (PodValidateLimitFunc).
 
-import { type Amounts, type PodShape, podAmounts, readAmounts, type Slot } from '../../kube/pod-resources.js';
+import {
+  type Amounts,
+  limitRangerPodAmounts,
+  type PodShape,
+  readAmounts,
+  type Slot,
+} from '../../kube/pod-resources.js';
 import { formatQuantity, type Quantity } from '../../kube/quantity.js';
+import type { VersionRules } from '../../kube/version-rules.js';
 import { type LimitRange, type LimitRangeItem, ruleName, type Violation } from './namespace-rules.js';
 
 export interface LimitItem {
@@ -129,8 +136,10 @@ function check(item: LimitItem, requests: Amounts, limits: Amounts): { field: st
 export function limitRangeViolations(
   shape: PodShape,
   limitRanges: readonly LimitRange[],
-  podLevel: boolean,
+  version: VersionRules,
 ): Violation[] {
+  const podTotal = (kind: 'requests' | 'limits') =>
+    limitRangerPodAmounts(shape, kind, version.podLevel, version.podItemsNeedEveryContainer);
   const violations: Violation[] = [];
   for (const limitRange of limitRanges) {
     const rule = ruleName('LimitRange', limitRange);
@@ -148,8 +157,8 @@ export function limitRangeViolations(
           }
         }
       } else if (item.type === 'Pod') {
-        const requests = podAmounts(shape, 'requests', podLevel);
-        const limits = podAmounts(shape, 'limits', podLevel);
+        const requests = podTotal('requests');
+        const limits = podTotal('limits');
         for (const found of check(item, requests, limits)) {
           violations.push({
             key: `${rule}/${index}/${found.field}`,
