@@ -68,17 +68,28 @@ function given(version: string, path: string, variable: string): ApiServerBinary
   };
 }
 
+export interface Sources {
+  /** ../shared/envtest beside the checkout. */
+  shared: string;
+  /** Where the variables are read. */
+  env: NodeJS.ProcessEnv;
+  /** The cache folder; by default the checkout's node_modules/.cache, else one under os.tmpdir(). */
+  cache?: string;
+}
+
+const DEFAULT_SOURCES: Sources = { shared: SHARED_ENVTEST, env: process.env };
+
 /** Where `version` is looked for: its own folder first, then the top of ../shared/envtest (the newest lives there). */
-function candidates(version: string): { gz: string; sums: string }[] {
+function candidates(shared: string, version: string): { gz: string; sums: string }[] {
   const name = `kube-apiserver-${version}-linux-amd64.gz`;
-  return [join(SHARED_ENVTEST, version), SHARED_ENVTEST].map((dir) => ({
+  return [join(shared, version), shared].map((dir) => ({
     gz: join(dir, name),
     sums: join(dir, 'SHA256SUMS'),
   }));
 }
 
-function shared(version: string): ApiServerBinary {
-  const places = candidates(version);
+function fromShared(sources: Sources, version: string): ApiServerBinary {
+  const places = candidates(sources.shared, version);
   const found = places.find((p) => existsSync(p.gz) && existsSync(p.sums));
   const how =
     `${places.map((p) => p.gz).join(' or ')} with the SHA256SUMS of the unpacked file beside it ` +
@@ -91,19 +102,21 @@ function shared(version: string): ApiServerBinary {
     path: () => {
       if (found === undefined)
         return Promise.reject(new Error(`envtest: no kube-apiserver ${version}: ${how}`));
-      unpacked ??= unpack(found.gz, found.sums);
+      unpacked ??= unpack(found.gz, found.sums, sources.cache);
       return unpacked;
     },
   };
 }
 
 /** The binaries the suites run against: the one $OSM_HC_KUBE_APISERVER names, else one per supported version. */
-export function apiServerBinaries(): ApiServerBinary[] {
-  const one = process.env[APISERVER_ENV];
+export function apiServerBinaries(sources: Sources = DEFAULT_SOURCES): ApiServerBinary[] {
+  const one = sources.env[APISERVER_ENV];
   if (one !== undefined && one !== '') return [given(versionOf(one), one, APISERVER_ENV)];
   return SUPPORTED_VERSIONS.map((version) => {
-    const own = process.env[versionEnv(version)];
-    return own !== undefined && own !== '' ? given(version, own, versionEnv(version)) : shared(version);
+    const own = sources.env[versionEnv(version)];
+    return own !== undefined && own !== ''
+      ? given(version, own, versionEnv(version))
+      : fromShared(sources, version);
   });
 }
 
@@ -132,10 +145,10 @@ async function cacheRoot(): Promise<string> {
 }
 
 /** `gz` unpacked into <cache>/<sha256>/kube-apiserver once, checked against `sums` before it is moved there. */
-async function unpack(gz: string, sums: string): Promise<string> {
+async function unpack(gz: string, sums: string, cache?: string): Promise<string> {
   const wanted = /^([0-9a-f]{64})\s+\*?kube-apiserver$/m.exec(readFileSync(sums, 'utf8'))?.[1];
   if (wanted === undefined) throw new Error(`envtest: ${sums} has no line for kube-apiserver`);
-  const dir = join(await cacheRoot(), wanted);
+  const dir = join(cache ?? (await cacheRoot()), wanted);
   const target = join(dir, 'kube-apiserver');
   if (executable(target)) return target;
   await mkdir(dir, { recursive: true });
