@@ -1,6 +1,7 @@
 // The LimitRanger admission plugin (kubernetes plugin/pkg/admission/limitranger/admission.go) over one pod: the
 // defaults it writes into containers that declare nothing (PodMutateLimitFunc, run again after every webhook's
-// patch, so they land on our containers too), and what it refuses (PodValidateLimitFunc).
+// patch, so they land on our containers too), and what it refuses (PodValidateLimitFunc). Items of type Pod hold
+// the pod's total, which before 1.27 left out a resource some container does not declare (kube/version-rules.ts).
 
 import {
   type Amounts,
