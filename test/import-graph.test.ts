@@ -63,6 +63,9 @@ function findCycles(graph: Graph): string[][] {
 
 const isCommandLayer = (file: string) => file === 'cli.ts' || file.startsWith('commands/');
 
+/** The rooms src/kube/ (Kubernetes' own arithmetic) sits below: it may import none of them. */
+const ABOVE_KUBE = ['rewrite/', 'webhook/', 'server/', 'commands/'];
+
 describe('the import graph of src/', () => {
   const graph = importGraph();
 
@@ -82,6 +85,19 @@ describe('the import graph of src/', () => {
     );
     expect(upwards).toEqual([]);
     expect([...graph].filter(([, targets]) => targets.includes('cli.ts')).map(([file]) => file)).toEqual([]);
+  });
+
+  it("keeps kube/ (quantities, a pod's resources as the API server adds them) below rewrite/, webhook/, server/ and commands/", () => {
+    const kube = [...graph].filter(([file]) => file.startsWith('kube/'));
+    expect(kube.map(([file]) => file)).toEqual(
+      expect.arrayContaining(['kube/quantity.ts', 'kube/pod-resources.ts']),
+    );
+    const upwards = kube.flatMap(([file, targets]) =>
+      targets
+        .filter((target) => ABOVE_KUBE.some((room) => target.startsWith(room)))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(upwards).toEqual([]);
   });
 });
 

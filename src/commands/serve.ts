@@ -19,9 +19,9 @@ import {
   SHUTDOWN_GRACE_ENV,
 } from '../scheme.js';
 import { buildApp } from '../server/app.js';
-import { osmEdgeProber } from '../server/osm-edge-answers.js';
 import { appPorts, DEFAULT_SHUTDOWN_GRACE_SECONDS, parseShutdownGrace } from '../server/app-gone.js';
 import { type Listeners, listen } from '../server/listeners.js';
+import { osmEdgeProber } from '../server/osm-edge-answers.js';
 import { parseRestarts } from '../server/restarts.js';
 import { allowedPorts, passthroughPort } from '../server/routing.js';
 import { stopOnSignals } from '../server/shutdown.js';

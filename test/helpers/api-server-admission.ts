@@ -11,7 +11,7 @@
 type Json = Record<string, unknown>;
 type Container = Json & { name: string };
 
-import { canonicalQuantity } from '../../src/rewrite/resources/quantity.js';
+import { canonicalQuantity } from '../../src/kube/quantity.js';
 
 export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 

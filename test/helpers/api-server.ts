@@ -3,9 +3,9 @@
 
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { parseQuantity } from '../../src/kube/quantity.js';
 import { atLeast, type KubeVersion } from '../../src/kube-version.js';
 import { hasNativeSidecars } from '../../src/rewrite/placement.js';
-import { parseQuantity } from '../../src/rewrite/resources/quantity.js';
 import type { Container, PodSpec } from '../../src/rewrite/types.js';
 import { PROBE_KINDS } from '../../src/scheme.js';
 import type { Collection } from './kube-collection.js';

@@ -122,3 +122,10 @@ export function ourContainers(pod: { spec: PodSpec }): string[] {
     .map((c) => String(c.name))
     .filter((name) => name === 'osm-healthcheck' || name === 'osm-healthcheck-init');
 }
+
+/** Where the companion went: a native sidecar (an init container), first among the containers, or nowhere. */
+export function companionPlacement(pod: { spec: PodSpec }): 'native-sidecar' | 'first' | 'none' {
+  const named = (list: PodSpec['containers']) => (list ?? []).some((c) => c.name === 'osm-healthcheck');
+  if (named(pod.spec.initContainers)) return 'native-sidecar';
+  return named(pod.spec.containers) ? 'first' : 'none';
+}

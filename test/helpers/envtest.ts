@@ -1,53 +1,30 @@
-// A real kube-apiserver (v1.36.3, ../shared/envtest) on Debian's etcd, for what the API server itself decides:
-// validation, defaulting, LimitRanger, ResourceQuota, PodSecurity, ValidatingAdmissionPolicy, mutating webhooks.
-// One per test file (about 2 s to /readyz), on free loopback ports, with its data under os.tmpdir() (the checkout
+// A real kube-apiserver (one of the versions of test/helpers/envtest-binaries.ts) on Debian's etcd, for what the
+// API server itself decides: validation, defaulting, LimitRanger, ResourceQuota, PodSecurity,
+// ValidatingAdmissionPolicy, mutating webhooks. One per version per test file (2-6 s to /readyz), on free loopback ports, with its data under os.tmpdir() (the checkout
 // may be unreadable to others); stop() ends both processes and removes the folder. No controller-manager runs, so
 // no pod ever runs and a ResourceQuota's status is the test's to write.
 
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import {
-  accessSync,
-  constants,
-  createReadStream,
-  createWriteStream,
-  existsSync,
-  readFileSync,
-} from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
-import { ROOT } from './cli.js';
+import { type ApiServerBinary, apiServerBinaries } from './envtest-binaries.js';
 import { KubeClient } from './envtest-client.js';
 import { ended, freePort, reachable, retry, started } from './loopback-process.js';
 import { type Need, tool } from './system-tools.js';
 import { makeTestCert } from './tls.js';
 
-/** Set by .ci/run: the unpacked, checked binary. Else the gz beside the checkout is unpacked per suite. */
-export const APISERVER_ENV = 'OSM_HC_KUBE_APISERVER';
-const SHARED = join(ROOT, '..', 'shared', 'envtest');
-const GZ = join(SHARED, 'kube-apiserver-v1.36.3-linux-amd64.gz');
-
 export const ETCD = tool('etcd', 'apt-get install etcd-server');
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Every API server the suites run against, newest first: suites over the versions run once per entry. */
+export const ENVTEST_SERVERS: readonly ApiServerBinary[] = apiServerBinaries();
+/** The newest, for suites that need one API server of any version. */
+export const NEWEST_SERVER = ENVTEST_SERVERS[0] as ApiServerBinary;
+export const KUBE_APISERVER: Need = NEWEST_SERVER.need;
 
-/** The kube-apiserver binary: $OSM_HC_KUBE_APISERVER, or ../shared/envtest's gz to unpack. */
-export const KUBE_APISERVER: Need = {
-  what: 'kube-apiserver v1.36.3',
-  present: executable(process.env[APISERVER_ENV] ?? '') || existsSync(GZ),
-  how: `${APISERVER_ENV}=<unpacked binary>, or ${GZ} beside the checkout (.ci/run unpacks it)`,
-};
-
-export const ENVTEST_NEEDS = [ETCD, KUBE_APISERVER] as const;
+/** What a suite on `server` needs. */
+export const envtestNeeds = (server: ApiServerBinary = NEWEST_SERVER): readonly Need[] => [ETCD, server.need];
+export const ENVTEST_NEEDS = envtestNeeds();
 
 /** A user of the token file: `system:serviceaccount:NS:NAME` is bound by RBAC subjects of kind ServiceAccount. */
 export interface EnvtestUser {
@@ -57,6 +34,8 @@ export interface EnvtestUser {
 
 export interface Envtest {
   url: string;
+  /** `v1.26.3`: the binary's version. */
+  version: string;
   /** A file holding the serving certificate's CA (PEM), for processes that read one (webhook --kube-ca). */
   caFile: string;
   /** As system:masters. */
@@ -70,7 +49,10 @@ export interface Envtest {
 
 const ADMIN: EnvtestUser = { name: 'admin', groups: ['system:masters'] };
 
-export async function startEnvtest(users: readonly EnvtestUser[] = []): Promise<Envtest> {
+export async function startEnvtest(
+  users: readonly EnvtestUser[] = [],
+  server: ApiServerBinary = NEWEST_SERVER,
+): Promise<Envtest> {
   const dir = await mkdtemp(join(tmpdir(), 'osm-hc-envtest-'));
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
@@ -78,7 +60,7 @@ export async function startEnvtest(users: readonly EnvtestUser[] = []): Promise<
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const apiserver = await apiserverBinary(dir);
+    const apiserver = await server.path();
     const tokens = new Map([
       ...[ADMIN, ...users].map((u) => [u.name, randomBytes(16).toString('hex')] as const),
     ]);
@@ -143,6 +125,7 @@ export async function startEnvtest(users: readonly EnvtestUser[] = []): Promise<
 
     return {
       url: api.url,
+      version: server.version,
       caFile: cert.certFile,
       admin: api.admin,
       as: (user) => new KubeClient(api.url, cert.cert, tokenOf(tokens, user)),
@@ -165,20 +148,3 @@ function tokenOf(tokens: Map<string, string>, user: string): string {
 }
 
 const tokenName = (user: string) => user.replace(/[^a-z0-9-]/gi, '_');
-
-/** $OSM_HC_KUBE_APISERVER as .ci/run checked it, else the gz unpacked into `dir` and checked here. */
-async function apiserverBinary(dir: string): Promise<string> {
-  const given = process.env[APISERVER_ENV];
-  if (given !== undefined && executable(given)) return given;
-  const target = join(dir, 'kube-apiserver');
-  const hash = createHash('sha256');
-  const gunzip = createGunzip();
-  gunzip.on('data', (chunk: Buffer) => hash.update(chunk));
-  await pipeline(createReadStream(GZ), gunzip, createWriteStream(target));
-  const sums = readFileSync(join(SHARED, 'SHA256SUMS'), 'utf8');
-  const wanted = /^([0-9a-f]{64})\s+\*?kube-apiserver$/m.exec(sums)?.[1];
-  const got = hash.digest('hex');
-  if (wanted !== got) throw new Error(`envtest: ${GZ} unpacks to sha256 ${got}, SHA256SUMS says ${wanted}`);
-  await chmod(target, 0o755);
-  return target;
-}

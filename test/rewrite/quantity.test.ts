@@ -3,7 +3,7 @@
 // `kubectl get pod -o yaml` shows for a container created with the input.
 
 import { describe, expect, it } from 'vitest';
-import { canonicalQuantity, parseQuantity } from '../../src/rewrite/resources/quantity.js';
+import { canonicalQuantity, parseQuantity } from '../../src/kube/quantity.js';
 
 describe('canonicalQuantity', () => {
   it.each([

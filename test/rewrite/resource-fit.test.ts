@@ -287,6 +287,7 @@ describe('fitResources: beyond the table', () => {
     {
       name: "LimitRange of type Pod: the pod's requests with ours above its max",
       inputs: {
+        cluster: version(36),
         rules: known([limitRange('pods', { type: 'Pod', max: { cpu: '1' } })]),
         spec: { containers: [app({ cpu: '980m' }, { cpu: '1' })] },
       },
@@ -371,5 +372,64 @@ describe('fitResources: beyond the table', () => {
     },
   ])('$name: refused at the annotation', ({ annotations, rules, annotation, problem }) => {
     expect(fitted({ annotations, rules })).toEqual({ fit: 'invalid', invalid: { annotation, problem } });
+  });
+});
+
+describe('fitResources: the rules of the version that judges the pod', () => {
+  // A web app that declares requests and limits of both, under a LimitRange of type Pod bounding the pod's CPU.
+  const podMax = known([limitRange('pods', { type: 'Pod', max: { cpu: '400m' } })]);
+  const cpuLimitOf = (fit: ReturnType<typeof fitted>) =>
+    fit.fit === 'declared' ? fit.companion.limits.cpu : `not declared: ${JSON.stringify(fit)}`;
+
+  it.each([
+    // 1.26 adds the containers' limits up only where every container declares one: ours must, within what is left.
+    {
+      name: '1.26: the companion declares a CPU limit: what the Pod max leaves',
+      cluster: version(26),
+      cpu: '100m',
+    },
+    // 1.27+ adds up what is there: the companion without a CPU limit changes nothing.
+    { name: '1.27: no CPU limit needed', cluster: version(27), cpu: undefined },
+    { name: '1.36: no CPU limit needed', cluster: version(36), cpu: undefined },
+    // Unknown: it must hold on 1.26 too.
+    {
+      name: 'version unknown (inject without --kube-version)',
+      cluster: { state: 'unchecked' as const },
+      cpu: '100m',
+    },
+    {
+      name: 'version not learnt yet (webhook)',
+      cluster: { state: 'unknown' as const, why: 'no answer' },
+      cpu: '100m',
+    },
+  ])('$name', ({ cluster, cpu }) => {
+    const app300 = app({ cpu: '100m', memory: '64Mi' }, { cpu: '300m', memory: '256Mi' });
+    const fit = fitted({ cluster, rules: podMax, spec: { containers: [app300] } });
+    expect(cpuLimitOf(fit)).toBe(cpu);
+  });
+
+  it('1.26, an app container without a CPU limit: the Pod max is not ours to meet, no limit declared', () => {
+    const noLimit = app({ cpu: '100m', memory: '64Mi' }, { memory: '256Mi' });
+    const init = { name: 'setup', image: 'i', resources: { limits: { cpu: '100m' } } };
+    // The pod's CPU limit there is its init container's (admission.go: the larger of the sum and each init container).
+    const fit = fitted({
+      cluster: version(26),
+      rules: podMax,
+      spec: { initContainers: [init], containers: [noLimit] },
+    });
+    expect(cpuLimitOf(fit)).toBeUndefined();
+  });
+
+  it('1.26, no room left under the Pod max for our CPU limit: untouched, naming the rule', () => {
+    const full = app({ cpu: '100m', memory: '64Mi' }, { cpu: '400m', memory: '256Mi' });
+    expect(fitted({ cluster: version(26), rules: podMax, spec: { containers: [full] } })).toEqual({
+      fit: 'untouched',
+      reason:
+        'left untouched: LimitRange "pods" (namespace "shop"): maximum cpu usage per Pod is 400m, but limit is 450m',
+    });
+    // 1.36 admits the same pod with the companion as it comes.
+    expect(cpuLimitOf(fitted({ cluster: version(36), rules: podMax, spec: { containers: [full] } }))).toBe(
+      undefined,
+    );
   });
 });

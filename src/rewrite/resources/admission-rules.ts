@@ -3,11 +3,19 @@
 // ValidateResourceRequirements and validatePodResourceConsistency), LimitRanger and ResourceQuota. Pure: the
 // rewrite compares the pod as it came with the patched pod, and what only the patched pod fails is ours.
 
+import {
+  aggregate,
+  defaultedShape,
+  POD_LEVEL_RESOURCES,
+  type PodShape,
+  shapeOf,
+  withoutSidecars,
+} from '../../kube/pod-resources.js';
+import { formatQuantity } from '../../kube/quantity.js';
+import type { VersionRules } from '../../kube/version-rules.js';
 import type { PodSpec } from '../types.js';
 import { limitRangeViolations, withLimitRangeDefaults } from './limit-ranger.js';
 import type { LimitRange, ResourceQuota, Violation } from './namespace-rules.js';
-import { aggregate, defaultedShape, POD_LEVEL_RESOURCES, type PodShape, shapeOf } from './pod-resources.js';
-import { formatQuantity } from './quantity.js';
 import { quotaViolations } from './quota.js';
 
 export interface NamespaceRules {
@@ -15,18 +23,24 @@ export interface NamespaceRules {
   resourceQuotas: readonly ResourceQuota[];
 }
 
-/** The pod as admission sees it last: defaulted, with LimitRanger's defaults. */
-export function admittedShape(spec: PodSpec, rules: NamespaceRules, podLevel: boolean): PodShape {
-  return withLimitRangeDefaults(defaultedShape(shapeOf(spec), podLevel), rules.limitRanges);
+/** The pod as admission sees it last under `version`'s rules: decoded, defaulted, with LimitRanger's defaults. */
+export function admittedShape(spec: PodSpec, rules: NamespaceRules, version: VersionRules): PodShape {
+  const decoded = version.nativeSidecars ? shapeOf(spec) : withoutSidecars(shapeOf(spec));
+  return withLimitRangeDefaults(defaultedShape(decoded, version.podLevel), rules.limitRanges);
 }
 
-/** `podLevel`: the PodLevelResources feature is on (beta, on by default, from 1.34), so `spec.resources` counts. */
-export function admissionViolations(spec: PodSpec, rules: NamespaceRules, podLevel: boolean): Violation[] {
-  const shape = admittedShape(spec, rules, podLevel);
+/** What the API server refuses in the pod, judged by the rules of one version (kube/version-rules.ts). */
+export function admissionViolations(
+  spec: PodSpec,
+  rules: NamespaceRules,
+  version: VersionRules,
+): Violation[] {
+  const shape = admittedShape(spec, rules, version);
+  const { podLevel } = version;
   return [
     ...containerViolations(shape),
     ...(podLevel ? podLevelViolations(shape) : []),
-    ...limitRangeViolations(shape, rules.limitRanges, podLevel),
+    ...limitRangeViolations(shape, rules.limitRanges, version),
     ...quotaViolations(spec, shape, rules.resourceQuotas, podLevel),
   ];
 }

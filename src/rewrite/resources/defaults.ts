@@ -3,8 +3,8 @@
 // second call finds them unchanged.
 
 import { describeValue } from '../../errors.js';
+import { formatQuantity, parseQuantity, type Quantity } from '../../kube/quantity.js';
 import { AnnotationError } from '../manifest-error.js';
-import { formatQuantity, parseQuantity, type Quantity } from './quantity.js';
 
 export const CPU_REQUEST_ANNOTATION = 'osm-healthcheck/cpu-request';
 export const MEMORY_REQUEST_ANNOTATION = 'osm-healthcheck/memory-request';

@@ -1,10 +1,18 @@
 // The LimitRanger admission plugin (kubernetes plugin/pkg/admission/limitranger/admission.go) over one pod: the
 // defaults it writes into containers that declare nothing (PodMutateLimitFunc, run again after every webhook's
-// patch, so they land on our containers too), and what it refuses (PodValidateLimitFunc).
+// patch, so they land on our containers too), and what it refuses (PodValidateLimitFunc). Items of type Pod hold
+// the pod's total, which before 1.27 left out a resource some container does not declare (kube/version-rules.ts).
 
+import {
+  type Amounts,
+  limitRangerPodAmounts,
+  type PodShape,
+  readAmounts,
+  type Slot,
+} from '../../kube/pod-resources.js';
+import { formatQuantity, type Quantity } from '../../kube/quantity.js';
+import type { VersionRules } from '../../kube/version-rules.js';
 import { type LimitRange, type LimitRangeItem, ruleName, type Violation } from './namespace-rules.js';
-import { type Amounts, type PodShape, podAmounts, readAmounts, type Slot } from './pod-resources.js';
-import { formatQuantity, type Quantity } from './quantity.js';
 
 export interface LimitItem {
   type: string;
@@ -129,8 +137,10 @@ function check(item: LimitItem, requests: Amounts, limits: Amounts): { field: st
 export function limitRangeViolations(
   shape: PodShape,
   limitRanges: readonly LimitRange[],
-  podLevel: boolean,
+  version: VersionRules,
 ): Violation[] {
+  const podTotal = (kind: 'requests' | 'limits') =>
+    limitRangerPodAmounts(shape, kind, version.podLevel, version.podItemsNeedEveryContainer);
   const violations: Violation[] = [];
   for (const limitRange of limitRanges) {
     const rule = ruleName('LimitRange', limitRange);
@@ -148,8 +158,8 @@ export function limitRangeViolations(
           }
         }
       } else if (item.type === 'Pod') {
-        const requests = podAmounts(shape, 'requests', podLevel);
-        const limits = podAmounts(shape, 'limits', podLevel);
+        const requests = podTotal('requests');
+        const limits = podTotal('limits');
         for (const found of check(item, requests, limits)) {
           violations.push({
             key: `${rule}/${index}/${found.field}`,

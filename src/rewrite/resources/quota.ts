@@ -1,10 +1,11 @@
 // The ResourceQuota admission plugin over one new pod (k8s.io/apiserver pkg/admission/plugin/resourcequota
 // controller.go checkRequest, with the pod evaluator of kubernetes pkg/quota/v1/evaluator/core/pods.go): which
 // quotas match the pod (their scopes), what they make every container declare (Constraints), and whether the
-// pod's usage fits what is left (status.hard - status.used).
+// pod's usage fits what is left (status.hard - status.used). The pod's usage is the same sum on every version we
+// support (up to 1.27 PodUsageFunc's own `quota.Add` over the containers, then `quota.Max` with each init
+// container; then resourcehelper.PodRequests), but for native sidecars (1.28 gate, 1.29) and pod-level resources
+// (1.32 alpha, 1.34 beta), which kube/version-rules.ts decides.
 
-import type { PodSpec } from '../types.js';
-import { type ResourceQuota, ruleName, type Violation } from './namespace-rules.js';
 import {
   type Amounts,
   hasPodLevelResources,
@@ -12,8 +13,10 @@ import {
   type PodShape,
   podAmounts,
   readAmounts,
-} from './pod-resources.js';
-import { formatQuantity, type Quantity } from './quantity.js';
+} from '../../kube/pod-resources.js';
+import { formatQuantity, type Quantity } from '../../kube/quantity.js';
+import type { PodSpec } from '../types.js';
+import { type ResourceQuota, ruleName, type Violation } from './namespace-rules.js';
 
 /**
  * pods.go validationSet: "if a quota tracks cpu or memory related resources, the incoming pod is required to have

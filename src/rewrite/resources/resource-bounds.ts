@@ -4,13 +4,20 @@
 // companion needs to answer probes in time. resource-fit.ts then checks the whole pod; where these bounds cannot
 // all hold, that check names the rule.
 
+import {
+  aggregateParts,
+  everyContainerParts,
+  hasPodLevelResources,
+  type Kind,
+  shapeOf,
+} from '../../kube/pod-resources.js';
+import { formatQuantity, parseQuantity, type Quantity } from '../../kube/quantity.js';
+import type { VersionRules } from '../../kube/version-rules.js';
 import { COMPANION_NAME, INIT_NAME } from '../companion.js';
 import type { PodSpec } from '../types.js';
 import { admittedShape, type NamespaceRules } from './admission-rules.js';
 import type { ContainerResources } from './defaults.js';
 import { limitItems } from './limit-ranger.js';
-import { aggregateParts, hasPodLevelResources, type Kind, shapeOf } from './pod-resources.js';
-import { formatQuantity, parseQuantity, type Quantity } from './quantity.js';
 import { quotaFacts, quotaMatches, USAGE_OF } from './quota.js';
 
 /**
@@ -60,8 +67,8 @@ export interface BoundsInputs {
   /** The pod without our containers. */
   base: PodSpec;
   rules: NamespaceRules;
-  /** Pod-level resources counted (true), not (false), or both where the cluster's version does not say. */
-  worlds: readonly boolean[];
+  /** The rules of each version that may judge the pod (resource-fit.ts judgingRules): the values hold under all. */
+  worlds: readonly VersionRules[];
   native: boolean;
 }
 
@@ -92,7 +99,7 @@ export function chooseResources(c: BoundsInputs): ContainerResources {
   // Inside a pod-level budget the pod's own request holds the node's CPU and memory for every container: where
   // the budget has no more room, we draw less (down to nothing) rather than leave the pod untouched.
   const shares = (name: string) =>
-    c.worlds.some((w) => w && (pod?.requests.has(name) === true || pod?.limits.has(name) === true));
+    c.worlds.some((w) => w.podLevel && (pod?.requests.has(name) === true || pod?.limits.has(name) === true));
 
   const pick = (
     field: string,
@@ -122,7 +129,7 @@ export function chooseResources(c: BoundsInputs): ContainerResources {
   let memoryRequest = requestOf('memory');
   const request = () => quantity(memoryRequest).milli;
   const podLimit = (name: string) =>
-    least(...c.worlds.map((w) => (w ? pod?.limits.get(name)?.milli : undefined)));
+    least(...c.worlds.map((w) => (w.podLevel ? pod?.limits.get(name)?.milli : undefined)));
   const ratioBound = (name: string, of: bigint) => {
     const r = ratio(name);
     return r === undefined ? undefined : (of * r) / 1000n;
@@ -182,23 +189,38 @@ const ZERO: ContainerResources = { requests: { cpu: '0', memory: '0' }, limits: 
  * The aggregate is max(containers + native sidecars, largest init container + the sidecars before it): the
  * companion adds to the first part (as a native sidecar, to every init container after it too), our init
  * container, first of all, only competes in the second. A bound the pod fails without us is not ours to meet.
+ * Before 1.27 a LimitRange of type Pod counts the containers' part only where every container declares `name`
+ * (kube/version-rules.ts): where one of the pod's own does not, our value is not in what that item holds.
  */
-function aggregateRoom(c: BoundsInputs, kind: Kind, name: string, podLevel: boolean): bigint | undefined {
-  const placeholders = withOurs(c.base, ZERO, ZERO, c.native);
-  const parts = aggregateParts(admittedShape(placeholders, c.rules, podLevel), kind);
-  const sum = parts.sum.get(name)?.milli ?? 0n;
-  const initMax = parts.initMax.get(name)?.milli ?? 0n;
-  const before = sum > initMax ? sum : initMax;
-  const taken = c.who === 'init' ? 0n : c.native ? before : sum;
+function aggregateRoom(c: BoundsInputs, kind: Kind, name: string, version: VersionRules): bigint | undefined {
+  const { podLevel } = version;
+  const admitted = admittedShape(withOurs(c.base, ZERO, ZERO, c.native), c.rules, version);
+  // `sum` undefined: a container of the pod's own leaves `name` out of what the item holds (before 1.27 only).
+  const partsRoom = (
+    parts: { sum: ReadonlyMap<string, Quantity>; initMax: ReadonlyMap<string, Quantity> },
+    leftOut = false,
+  ) => {
+    const sum = parts.sum.get(name)?.milli ?? (leftOut ? undefined : 0n);
+    const initMax = parts.initMax.get(name)?.milli ?? 0n;
+    const before = sum === undefined || sum < initMax ? initMax : sum;
+    const native = c.native && version.nativeSidecars;
+    const taken = c.who === 'init' ? 0n : sum === undefined ? undefined : native ? before : sum;
+    return { before, taken };
+  };
+  const all = partsRoom(aggregateParts(admitted, kind));
   const pod = shapeOf(c.base).pod;
   const podSets =
     podLevel &&
     (kind === 'requests' ? pod?.requests.has(name) || pod?.limits.has(name) : pod?.limits.has(name));
-  const bounds: (bigint | undefined)[] = [];
-  if (podLevel && kind === 'requests') bounds.push((pod?.requests.get(name) ?? pod?.limits.get(name))?.milli);
+  const bounds: { bound: bigint | undefined; before: bigint; taken: bigint | undefined }[] = [];
+  const bound = (value: bigint | undefined, of = all) => bounds.push({ bound: value, ...of });
+  if (podLevel && kind === 'requests') bound((pod?.requests.get(name) ?? pod?.limits.get(name))?.milli);
   if (!podSets) {
+    const limitRanger = version.podItemsNeedEveryContainer
+      ? partsRoom(everyContainerParts(admitted, kind), true)
+      : all;
     for (const item of c.rules.limitRanges.flatMap(limitItems)) {
-      if (item.type === 'Pod') bounds.push(item.max.get(name)?.milli);
+      if (item.type === 'Pod') bound(item.max.get(name)?.milli, limitRanger);
     }
     // Which quotas match is judged on the pod with our wanted values (our requests make a BestEffort pod Burstable).
     const patched = withOurs(c.base, c.wanted, c.wanted, c.native);
@@ -209,19 +231,23 @@ function aggregateRoom(c: BoundsInputs, kind: Kind, name: string, podLevel: bool
       for (const [resource, limit] of hard) {
         const usage = USAGE_OF[resource];
         if (usage?.kind !== kind || usage.name !== name) continue;
-        bounds.push(limit.milli - (used.get(resource)?.milli ?? 0n));
+        bound(limit.milli - (used.get(resource)?.milli ?? 0n));
       }
     }
   }
   const room = least(
-    ...bounds
-      .filter((bound) => bound !== undefined && bound >= before)
-      .map((bound) => (bound as bigint) - taken),
+    ...bounds.flatMap(({ bound: b, before, taken }) =>
+      b === undefined || b < before || taken === undefined ? [] : [b - taken],
+    ),
   );
   return room === undefined || room >= 0n ? room : 0n;
 }
 
-/** A CPU limit some rule makes every container declare, with no default LimitRanger would write. */
+/**
+ * A CPU limit some rule makes every container declare, with no default LimitRanger would write. Before 1.27, a
+ * LimitRange of type Pod that bounds the pod's CPU limit (`max`, `maxLimitRequestRatio`) does so too wherever every
+ * container of the pod declares one: a companion without it would make the pod's limit "not specified".
+ */
 function demandsCpuLimit(c: BoundsInputs): boolean {
   const items = c.rules.limitRanges.flatMap(limitItems);
   if (
@@ -231,10 +257,21 @@ function demandsCpuLimit(c: BoundsInputs): boolean {
   ) {
     return true;
   }
+  const podItemOnCpuLimit = items.some(
+    (item) => item.type === 'Pod' && (item.max.has('cpu') || item.maxLimitRequestRatio.has('cpu')),
+  );
+  const everyContainerDeclares = (version: VersionRules) =>
+    admittedShape(c.base, c.rules, version).containers.every((s) => s.resources.limits.has('cpu'));
+  if (
+    podItemOnCpuLimit &&
+    c.worlds.some((version) => version.podItemsNeedEveryContainer && everyContainerDeclares(version))
+  ) {
+    return true;
+  }
   const patched = withOurs(c.base, c.wanted, c.wanted, c.native);
   const shape = shapeOf(patched);
   return c.worlds.some(
-    (podLevel) =>
+    ({ podLevel }) =>
       !(podLevel && hasPodLevelResources(shape)) &&
       c.rules.resourceQuotas.some(
         (quota) => quotaFacts(quota).hard.has('limits.cpu') && quotaMatches(quota, patched, shape, podLevel),

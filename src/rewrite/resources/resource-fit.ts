@@ -5,6 +5,8 @@
 // names the rule; a value an annotation pins that cannot fit is an error at that annotation.
 
 import { briefMessage } from '../../errors.js';
+import { hasPodLevelResources, type PodShape, shapeOf } from '../../kube/pod-resources.js';
+import { EVERY_SUPPORTED_VERSION, rulesOfVersion, type VersionRules } from '../../kube/version-rules.js';
 import { COMPANION_NAME, INIT_NAME } from '../companion.js';
 import type { ClusterKnowledge } from '../placement.js';
 import type { Container, PodSpec } from '../types.js';
@@ -19,7 +21,6 @@ import {
   MEMORY_REQUEST_ANNOTATION,
 } from './defaults.js';
 import type { NamespaceRulesKnowledge, Violation } from './namespace-rules.js';
-import { hasPodLevelResources, type PodShape, shapeOf } from './pod-resources.js';
 import { chooseResources, withOurs } from './resource-bounds.js';
 
 export type ResourceFit =
@@ -38,7 +39,7 @@ export interface FitInputs {
   /** The companion as a native sidecar (second among the init containers, after ours), else first container. */
   native: boolean;
   rules: NamespaceRulesKnowledge;
-  /** Whether pod-level resources count (the PodLevelResources feature: on by default from 1.34). */
+  /** The version that will judge the pod, whose rules the fit follows (kube/version-rules.ts); all where not known. */
   cluster: ClusterKnowledge;
 }
 
@@ -58,7 +59,7 @@ export function fitResources(inputs: FitInputs): ResourceFit {
   const rules: NamespaceRules =
     knowledge.state === 'known' ? knowledge : { limitRanges: [], resourceQuotas: [] };
   const base = withoutOurs(inputs.spec);
-  const worlds = podLevelWorlds(inputs.cluster, shapeOf(base));
+  const worlds = judgingRules(inputs.cluster, shapeOf(base));
   const wanted = {
     requests: { ...decided.resources.requests },
     limits: {
@@ -77,9 +78,9 @@ export function fitResources(inputs: FitInputs): ResourceFit {
   const companion = fitted('companion');
   const init = inputs.withInit ? fitted('init') : undefined;
   const patched = withOurs(base, companion, init, inputs.native);
-  for (const podLevel of worlds) {
-    const before = new Set(admissionViolations(base, rules, podLevel).map((v) => v.key));
-    const ours = admissionViolations(patched, rules, podLevel).filter((v) => !before.has(v.key));
+  for (const version of worlds) {
+    const before = new Set(admissionViolations(base, rules, version).map((v) => v.key));
+    const ours = admissionViolations(patched, rules, version).filter((v) => !before.has(v.key));
     const [first] = ours;
     if (first === undefined) continue;
     // A value an annotation pins is the cause wherever one of them is refused: the error goes to it.
@@ -114,14 +115,21 @@ function pinnedAnnotation(violation: Violation, pinned: Readonly<Record<string, 
 }
 
 /**
- * Where `spec.resources` is set: counted (the feature on), not counted (off, or before 1.32: the API server
- * drops the field), or both where the version does not say (alpha, off by default, in 1.32 and 1.33).
+ * The rules the pod is judged by: the known version's, else every supported version's, so the decision holds
+ * wherever the pod goes. Pod-level resources only matter where `spec.resources` is set: without it, one world less.
  */
-function podLevelWorlds(cluster: ClusterKnowledge, shape: PodShape): boolean[] {
-  if (!hasPodLevelResources(shape)) return [false];
-  if (cluster.state !== 'known' || cluster.version.major !== 1) return [false, true];
-  if (cluster.version.minor >= 34) return [true];
-  return cluster.version.minor >= 32 ? [false, true] : [false];
+export function judgingRules(cluster: ClusterKnowledge, shape: PodShape): VersionRules[] {
+  const all =
+    cluster.state === 'known'
+      ? rulesOfVersion(cluster.version, cluster.sidecarGate)
+      : EVERY_SUPPORTED_VERSION;
+  const podLevel = hasPodLevelResources(shape);
+  const seen = new Map<string, VersionRules>();
+  for (const rules of all) {
+    const kept = { ...rules, podLevel: podLevel && rules.podLevel };
+    seen.set(JSON.stringify(kept), kept);
+  }
+  return [...seen.values()];
 }
 
 function withoutOurs(spec: PodSpec): PodSpec {

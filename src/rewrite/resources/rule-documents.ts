@@ -3,9 +3,9 @@
 // -o yaml`), each checked where admission reads it, and the knowledge one workload gets from them.
 
 import { describeValue } from '../../errors.js';
+import { parseQuantity } from '../../kube/quantity.js';
 import { type FieldPath, ManifestError } from '../manifest-error.js';
 import type { LimitRange, NamespaceRulesKnowledge, ResourceQuota } from './namespace-rules.js';
-import { parseQuantity } from './quantity.js';
 
 export interface NamespaceRuleSet {
   limitRanges: LimitRange[];

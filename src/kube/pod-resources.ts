@@ -3,8 +3,14 @@
 // keeps in plugin/pkg/admission/limitranger/admission.go podRequests/podLimits), pod-level resources
 // (`spec.resources`, KEP-2837) and whether the pod is BestEffort (pkg/apis/core/v1/helper/qos GetPodQOS).
 
-import type { Container, PodSpec } from '../types.js';
 import { parseQuantity, type Quantity } from './quantity.js';
+
+/** The fields of a pod spec the aggregates read; any richer pod type (rewrite/types.ts PodSpec) fits it. */
+export interface PodResourceFields {
+  containers?: unknown;
+  initContainers?: unknown;
+  resources?: unknown;
+}
 
 /** Resource name -> quantity; a name absent is "not specified", which LimitRanger and quota tell from zero. */
 export type Amounts = ReadonlyMap<string, Quantity>;
@@ -56,7 +62,7 @@ export function readRequirements(value: unknown): Requirements {
   return { requests: readAmounts(value.requests), limits: readAmounts(value.limits) };
 }
 
-function slot(container: Container, init: boolean): Slot {
+function slot(container: Record<string, unknown>, init: boolean): Slot {
   return {
     name: String(container.name ?? ''),
     sidecar: init && container.restartPolicy === 'Always',
@@ -64,9 +70,9 @@ function slot(container: Container, init: boolean): Slot {
   };
 }
 
-export function shapeOf(spec: PodSpec): PodShape {
+export function shapeOf(spec: PodResourceFields): PodShape {
   const list = (items: unknown, init: boolean) =>
-    Array.isArray(items) ? items.filter(isObject).map((item) => slot(item as Container, init)) : [];
+    Array.isArray(items) ? items.filter(isObject).map((item) => slot(item, init)) : [];
   return {
     initContainers: list(spec.initContainers, true),
     containers: list(spec.containers, false),
@@ -121,6 +127,46 @@ export function aggregateParts(shape: PodShape, kind: Kind): { sum: Amounts; ini
     }
   }
   return { sum, initMax };
+}
+
+/**
+ * The same two parts as LimitRanger up to 1.26 added them for its items of type Pod (admission.go `sum`, then the
+ * larger of that and each init container): a resource some container does not declare is left out of `sum`.
+ */
+export function everyContainerParts(shape: PodShape, kind: Kind): { sum: Amounts; initMax: Amounts } {
+  const sum = new Map<string, Quantity>();
+  const names = new Set(shape.containers.flatMap((c) => [...c.resources[kind].keys()]));
+  for (const name of names) {
+    const each = shape.containers.map((c) => c.resources[kind].get(name));
+    if (each.every((q) => q !== undefined))
+      sum.set(
+        name,
+        each.reduce((a, b) => add(a, b)),
+      );
+  }
+  const initMax = new Map<string, Quantity>();
+  for (const container of shape.initContainers) maxInto(initMax, container.resources[kind]);
+  return { sum, initMax };
+}
+
+/** What LimitRanger's items of type Pod hold a pod to: `aggregate`, or before 1.27 `everyContainerParts`. */
+export function limitRangerPodAmounts(
+  shape: PodShape,
+  kind: Kind,
+  podLevel: boolean,
+  everyContainer: boolean,
+): Amounts {
+  if (!everyContainer) return podAmounts(shape, kind, podLevel);
+  const { sum, initMax } = everyContainerParts(shape, kind);
+  const total = new Map(sum);
+  maxInto(total, initMax);
+  return total;
+}
+
+/** The pod as an API server without native sidecars keeps it: `restartPolicy` dropped, every init container plain. */
+export function withoutSidecars(shape: PodShape): PodShape {
+  if (!shape.initContainers.some((s) => s.sidecar)) return shape;
+  return { ...shape, initContainers: shape.initContainers.map((s) => ({ ...s, sidecar: false })) };
 }
 
 export function aggregate(shape: PodShape, kind: Kind): Amounts {
