@@ -344,7 +344,7 @@ else
       await get({}), ...(await Promise.all([15901, 15902, 15903].map(read)))]) console.log(a); })();' 2>&1)
   echo "$answers"
   expected="200 healthcheck: tcp 127.0.0.1:8080 connected in * ms
-503 healthcheck: tcp 127.0.0.1:8081 failed: connect ECONNREFUSED 127.0.0.1:8081 *
+404 healthcheck: tcp 127.0.0.1:8081 failed: connect ECONNREFUSED 127.0.0.1:8081 *
 400 healthcheck: no target port given; *
 15901: SIDECAR
 15902: SIDECAR
