@@ -5,32 +5,21 @@ import { isDeepStrictEqual } from 'node:util';
 import { describeValue, TableError } from '../errors.js';
 import { OPT_OUT_ANNOTATION, PROBE_KINDS, PROBES_ENV } from '../scheme.js';
 import type { ProbeTable } from '../table/types.js';
-import {
-  COMPANION_NAME,
-  companionContainer,
-  DEFAULT_GRACE_SECONDS,
-  INIT_NAME,
-  initContainer,
-} from './companion.js';
+import { COMPANION_NAME, companionContainer, DEFAULT_GRACE_SECONDS, initContainer } from './companion.js';
 import { defaultContainerAnnotations } from './default-container.js';
 import { decideInterception } from './interception.js';
 import { AnnotationError, type FieldPath, ManifestError } from './manifest-error.js';
+import { checkOurNames, meshProberNote, osmPod } from './mesh/pod-rules.js';
+import { recogniseMesh } from './mesh/recognise.js';
+import type { Located } from './our-containers.js';
+import { isInjectedContainer, isInjectMade } from './our-containers.js';
 import { ownedContainer } from './owned-container.js';
 import { decideProbe, probeField } from './probe.js';
 import { checkResourceAnnotations } from './resources/defaults.js';
 import { fitResources } from './resources/resource-fit.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
 import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
-import type { Container, PodSpec, RewriteOptions, RewriteResult } from './types.js';
-
-type ListName = 'initContainers' | 'containers';
-type Named = Container & { name: string };
-
-interface Located {
-  list: ListName;
-  index: number;
-  container: Named;
-}
+import type { Container, PodSpec, Probe, RewriteOptions, RewriteResult } from './types.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -41,11 +30,6 @@ export function isOptedOut(annotations: Record<string, unknown> | undefined): bo
       .trim()
       .toLowerCase() === 'false'
   );
-}
-
-/** The companion and its init container: inject owns them and rebuilds them on every run. */
-export function isInjectedContainer(name: string): boolean {
-  return name === COMPANION_NAME || name === INIT_NAME;
 }
 
 export function rewritePodSpec(
@@ -71,22 +55,37 @@ export function rewritePodSpec(
   const next = structuredClone(spec);
   const containers = locate(next, resource);
   const previous = previousTable(containers, resource);
+  const ours = containers.some(
+    ({ container }) => container.name === COMPANION_NAME && isInjectMade(container),
+  );
+  const mesh = recogniseMesh(spec, annotations, ours);
+  if (mesh?.mesh === 'osm') return osmPod(spec, containers, mesh, previous, options, resource);
+  checkOurNames(containers, mesh, resource);
   const rows: TableRow[] = [];
   const warnings: string[] = [];
+  const meshProbed: string[] = [];
   const sidecarsProbed = new Set<string>();
   // Native sidecars first, then app containers: the order kubelet starts them, and the table's order.
   for (const { list, index, container } of containers) {
     if (isInjectedContainer(container.name)) continue;
+    // The mesh's own containers keep their probes exactly as the mesh wrote them.
+    if (mesh?.containers.has(container.name)) continue;
     if (list === 'initContainers' && container.restartPolicy !== 'Always') continue;
     for (const kind of PROBE_KINDS) {
       const field = probeField(kind);
       if (container[field] === undefined) continue;
+      if (mesh?.prober(container[field] as Probe) !== undefined) {
+        // One prober per probe: the mesh's, as it wrote it; never ours in front of it.
+        meshProbed.push(`"${container.name}" ${kind}`);
+        continue;
+      }
       const site = {
         resource,
         containerPath: [list, index],
         container,
         kind,
         previous: previous?.[kind].get(container.name),
+        ours,
       };
       const decision = decideProbe(container[field], site);
       if (decision.action === 'keep') {
@@ -99,6 +98,8 @@ export function rewritePodSpec(
       if (list === 'initContainers') sidecarsProbed.add(container.name);
     }
   }
+  if (mesh !== undefined && meshProbed.length > 0)
+    warnings.push(`${resource}: ${meshProberNote(mesh, meshProbed)}`);
   const table = tableDocument(rows);
   if (isEmptyTable(table)) return unchanged(warnings);
   const outside = outsideAnyMesh(spec);
@@ -121,11 +122,15 @@ export function rewritePodSpec(
     podSecurity: options.podSecurity ?? { state: 'unchecked' },
     meshExclusion: options.meshExclusion,
     annotations,
+    injected: mesh,
   });
   if (interception.bypass === 'invalid') {
     // inject checks this first, naming the annotation's own line (manifest.ts); the webhook never asks.
     const { annotation, problem } = interception;
     throw new AnnotationError(resource, annotation, problem);
+  }
+  if (interception.bypass === 'init-container' && interception.note !== undefined) {
+    warnings.push(`${resource}: ${interception.note}`);
   }
   if (interception.bypass === 'none') {
     // As for a pod that must end and cannot: the whole pod as it came, rather than one the API server refuses.
@@ -288,7 +293,7 @@ function locate(spec: PodSpec, resource: string): Located[] {
         );
       }
       seen.set(name, at);
-      located.push({ list, index, container: item as Named });
+      located.push({ list, index, container: item as Located['container'] });
     });
   }
   return located;

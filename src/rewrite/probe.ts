@@ -20,6 +20,8 @@ export interface ProbeSite {
   kind: ProbeKind;
   /** This probe's entry in the table an earlier inject wrote, if any. */
   previous?: ProbeEntry | undefined;
+  /** The pod has a companion inject made: a probe on 15901-15904 is then ours (else the app's own, refused). */
+  ours?: boolean;
 }
 
 export type ProbeDecision =
@@ -68,6 +70,7 @@ export function decideProbe(value: unknown, site: ProbeSite): ProbeDecision {
         };
       }
       if (isCompanionPort(port)) {
+        notTheApps(site, probeAt(site, handler, 'port'), port);
         const target = handler === 'httpGet' ? originalTarget(action) : { found: 'none' as const };
         if (target.found === 'wrapped') return unwrap(probe, site);
         return target.found === 'headers' ? fromHeaders(probe, target.parse, site) : carryOver(probe, site);
@@ -80,7 +83,10 @@ export function decideProbe(value: unknown, site: ProbeSite): ProbeDecision {
       const action = object(probe.grpc, site, probeAt(site, 'grpc'));
       // GRPCAction.port is an int32: Kubernetes has no named gRPC ports.
       const port = resolvePort(action.port, site, probeAt(site, 'grpc', 'port'), false) as number;
-      if (isCompanionPort(port)) return carryOver(probe, site);
+      if (isCompanionPort(port)) {
+        notTheApps(site, probeAt(site, 'grpc', 'port'), port);
+        return carryOver(probe, site);
+      }
       const entry = entryFor(site, {
         grpc: { port, service: action.service },
         timeoutSeconds: probe.timeoutSeconds,
@@ -92,6 +98,19 @@ export function decideProbe(value: unknown, site: ProbeSite): ProbeDecision {
       throw new Error(`unhandled probe handler ${String(unreachable)}`);
     }
   }
+}
+
+/**
+ * 15901-15904 are the companion's: a probe there in a pod without our companion is the app's own (a mesh's
+ * rewrite is recognised before, rewrite/mesh/recognise.ts), and the companion would take its port.
+ */
+function notTheApps(site: ProbeSite, at: FieldPath, port: number): void {
+  if (site.ours !== false) return;
+  fail(
+    site,
+    at,
+    `${port} is one of the companion's ports (15901-15904) and this pod has no companion of ours, so the companion would take the port this probe checks: move the app to another port`,
+  );
 }
 
 /**
