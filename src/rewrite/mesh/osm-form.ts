@@ -56,7 +56,13 @@ function osmProbe(probe: Probe, kind: (typeof PROBE_KINDS)[number], table: Probe
       headers.push({ name: HTTP_PORT_HEADER, value: String(get.port) });
       headers.push({ name: HTTP_PATH_HEADER, value: get.path ?? '/' });
     }
-    httpGet = { path: HEALTHCHECK_PATH, port: DEFAULT_PORTS[kind], scheme: 'HTTP', httpHeaders: headers };
+    // It keeps the probe's own scheme field and sets HTTP only where it was HTTPS; HTTP is the default.
+    httpGet = {
+      path: HEALTHCHECK_PATH,
+      port: DEFAULT_PORTS[kind],
+      ...(https ? { scheme: 'HTTP' } : {}),
+      httpHeaders: headers,
+    };
   }
   return { ...rest, httpGet };
 }
@@ -75,7 +81,9 @@ export function asOsmInjected(spec: PodSpec, table: ProbeTable, image: string): 
       if (probe === undefined) continue;
       const name = String(container.name);
       container[field] = osmProbe(probe, kind, table, name);
-      tcp ||= table[kind].get(name)?.handler.type === 'tcpSocket';
+      // Their webhook adds the healthcheck container for what it turned into a TCP check: tcpSocket and HTTPS.
+      const handler = table[kind].get(name)?.handler;
+      tcp ||= handler?.type === 'tcpSocket' || (handler?.type === 'httpGet' && handler.scheme === 'HTTPS');
     }
   }
   if (tcp && !containers.some(isOsmHealthcheckContainer)) containers.push(osmHealthcheckContainer(image));
