@@ -228,7 +228,8 @@ describe.skipIf(skip)('mesh goldens', () => {
         before.forEach((doc, i) => {
           const a = podsOf(doc);
           const b = podsOf(after[i]);
-          a.forEach((pod, j) => checkPod(pod.spec, (b[j] as Pod).spec, once.warnings, `${name}#${i}`));
+          for (const [j, pod] of a.entries())
+            checkPod(pod.spec, (b[j] as Pod).spec, once.warnings, `${name}#${i}`);
         });
         const twice = injectManifests(once.output, options(mode), 'yaml').output;
         const docs = (text: string) =>

@@ -268,9 +268,7 @@ function osm(spec: PodSpec, ours: boolean): MeshPod | undefined {
   const probes = containers.flatMap((c) => [c.livenessProbe, c.readinessProbe, c.startupProbe]);
   const found =
     named(spec, 'osm-init') !== undefined ||
-    containers.some(
-      (c) => c.name !== COMPANION_NAME && c.name !== INIT_NAME && isOsmHealthcheckContainer(c),
-    ) ||
+    containers.some(isOsmHealthcheckContainer) ||
     // Its proxy declares its probe listeners (pipy_container.go, envoy_container.go), also with its CNI.
     containers.some((c) => OSM_PROXIES.includes(String(c.name)) && declaresCompanionPort(c)) ||
     // Its injector wrapped probes that pointed at our companion: it ran after us.
