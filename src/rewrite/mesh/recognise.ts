@@ -10,7 +10,6 @@ import {
   isCompanionPort,
   TCP_PORT_HEADER,
 } from '../../scheme.js';
-import { COMPANION_NAME, INIT_NAME } from '../companion.js';
 import type { Mesh } from '../mesh-exclusion.js';
 import { originalTarget } from '../original-target.js';
 import type { Container, PodSpec, Probe } from '../types.js';
