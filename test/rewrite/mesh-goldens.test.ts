@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jsonpatch, { type Operation } from 'fast-json-patch';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME } from '../../src/rewrite/companion.js';
 import { injectManifests } from '../../src/rewrite/manifest.js';
@@ -17,8 +17,9 @@ import type { Container, PodSpec, Probe, RewriteOptions } from '../../src/rewrit
 import { podTemplates } from '../../src/rewrite/workload.js';
 import { PROBE_KINDS, PROBES_ENV } from '../../src/scheme.js';
 import { admit } from '../../src/webhook/admit.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 import { file, skipWithout } from '../helpers/system-tools.js';
+import { startHarness } from '../webhook/harness.js';
 
 const GOLDENS = join(ROOT, '..', 'shared', 'mesh-goldens');
 const NEED = file(GOLDENS, 'the mesh-goldens folder beside the checkout (../shared/mesh-goldens)');
@@ -249,5 +250,55 @@ describe.skipIf(skip)('mesh goldens', () => {
         }
       });
     }
+  }
+});
+
+// The same files through the real edges once each: the built CLI (stdin to stdout) and the webhook over HTTPS.
+describe.skipIf(skip)('mesh goldens through the built CLI and the running webhook', () => {
+  let harness: Awaited<ReturnType<typeof startHarness>>;
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(() => harness.close());
+
+  for (const name of goldenFiles()) {
+    it(`${name}: osm-healthcheck inject exits 0 with what injectManifests makes`, async () => {
+      const source = readFileSync(join(GOLDENS, name), 'utf8');
+      const exit = await runCli(['inject'], { input: source, timeoutMs: 30_000 });
+      expect(exit.code, exit.stderr).toBe(0);
+      const expected = injectManifests(source, options('no version'), 'yaml');
+      expect(exit.stdout).toBe(expected.output);
+      for (const warning of expected.warnings) expect(exit.stderr).toContain(warning);
+    });
+
+    it(`${name}: POST /mutate answers each pod as admit does`, async () => {
+      const source = readFileSync(join(GOLDENS, name), 'utf8');
+      for (const doc of parseAllDocuments(source).map((d) => d.toJS())) {
+        for (const pod of podsOf(doc)) {
+          const request = {
+            uid: 'u',
+            kind: { group: '', version: 'v1', kind: 'Pod' },
+            operation: 'CREATE',
+            namespace: 'ns',
+            object: pod,
+          };
+          const answer = await harness.post({
+            apiVersion: 'admission.k8s.io/v1',
+            kind: 'AdmissionReview',
+            request,
+          });
+          expect(answer.status, answer.body).toBe(200);
+          const { response } = JSON.parse(answer.body) as {
+            response: { patch?: string; warnings?: string[] };
+          };
+          const ops =
+            response.patch === undefined
+              ? []
+              : (JSON.parse(Buffer.from(response.patch, 'base64').toString()) as Operation[]);
+          const next = jsonpatch.applyPatch(structuredClone(pod), ops, true, false).newDocument;
+          checkPod(pod.spec, next.spec, response.warnings ?? [], name);
+        }
+      }
+    });
   }
 });
