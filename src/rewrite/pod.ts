@@ -9,6 +9,7 @@ import { COMPANION_NAME, companionContainer, DEFAULT_GRACE_SECONDS, initContaine
 import { defaultContainerAnnotations } from './default-container.js';
 import { decideInterception } from './interception.js';
 import { AnnotationError, type FieldPath, ManifestError } from './manifest-error.js';
+import { restoreOurProbes } from './mesh/istio-over-ours.js';
 import { checkOurNames, meshProberNote, osmPod } from './mesh/pod-rules.js';
 import { recogniseMesh } from './mesh/recognise.js';
 import type { Located } from './our-containers.js';
@@ -64,6 +65,13 @@ export function rewritePodSpec(
   const rows: TableRow[] = [];
   const warnings: string[] = [];
   const meshProbed: string[] = [];
+  // Istio's injector ran after ours and put pilot-agent in front of the companion: one prober again.
+  const restored = mesh?.mesh === 'istio' && ours ? restoreOurProbes(next) : [];
+  if (restored.length > 0) {
+    warnings.push(
+      `${resource}: Istio injected this pod after us and moved the companion's probes to pilot-agent; they go back to the companion, from ISTIO_KUBE_APP_PROBERS (docs/meshes.md)`,
+    );
+  }
   const sidecarsProbed = new Set<string>();
   // Native sidecars first, then app containers: the order kubelet starts them, and the table's order.
   for (const { list, index, container } of containers) {
