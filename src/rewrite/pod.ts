@@ -9,7 +9,7 @@ import { COMPANION_NAME, companionContainer, DEFAULT_GRACE_SECONDS, initContaine
 import { defaultContainerAnnotations } from './default-container.js';
 import { decideInterception } from './interception.js';
 import { AnnotationError, type FieldPath, ManifestError } from './manifest-error.js';
-import { restoreOurProbes } from './mesh/istio-over-ours.js';
+import { restoreFromIstio, restoreFromKuma } from './mesh/over-ours.js';
 import { checkOurNames, meshProberNote, osmPod } from './mesh/pod-rules.js';
 import { recogniseMesh } from './mesh/recognise.js';
 import type { Located } from './our-containers.js';
@@ -65,11 +65,15 @@ export function rewritePodSpec(
   const rows: TableRow[] = [];
   const warnings: string[] = [];
   const meshProbed: string[] = [];
-  // Istio's injector ran after ours and put pilot-agent in front of the companion: one prober again.
-  const restored = mesh?.mesh === 'istio' && ours ? restoreOurProbes(next) : [];
-  if (restored.length > 0) {
+  // The mesh's injector ran after ours and put its prober in front of the companion: one prober again.
+  if (ours && mesh?.mesh === 'istio' && restoreFromIstio(next).length > 0) {
     warnings.push(
       `${resource}: Istio injected this pod after us and moved the companion's probes to pilot-agent; they go back to the companion, from ISTIO_KUBE_APP_PROBERS (docs/meshes.md)`,
+    );
+  }
+  if (ours && mesh?.mesh === 'kuma' && restoreFromKuma(next, mesh.probePort ?? 0).length > 0) {
+    warnings.push(
+      `${resource}: Kuma injected this pod after us and moved the companion's probes to its probe proxy; they go back to the companion (docs/meshes.md)`,
     );
   }
   const sidecarsProbed = new Set<string>();
@@ -184,7 +188,8 @@ export function rewritePodSpec(
     resources: fit.companion,
   });
   const init = fit.init === undefined ? undefined : initContainer(options.image, fit.init);
-  const result = withCompanion(next, companion, native, init);
+  const answered = new Set(rows.map((row) => row.container));
+  const result = withCompanion(next, companion, native, init, answered);
   const added = {
     ...defaultContainerAnnotations(result, annotations),
     ...(interception.bypass === 'mesh' ? interception.set : {}),
@@ -238,6 +243,7 @@ function withCompanion(
   companion: Container,
   native: boolean,
   init: Container | undefined,
+  answered: ReadonlySet<string>,
 ): PodSpec {
   const notOurs = (list: Container[] | undefined) =>
     (list ?? []).filter((container) => !isInjectedContainer(container.name ?? ''));
@@ -251,7 +257,12 @@ function withCompanion(
     ...(native ? [settled(spec.initContainers, companion)] : []),
     ...notOurs(spec.initContainers),
   ];
-  const containers = [...(native ? [] : [settled(spec.containers, companion)]), ...notOurs(spec.containers)];
+  const containers = native
+    ? notOurs(spec.containers)
+    : (keptInPlace(spec.containers, companion, answered, settled) ?? [
+        settled(spec.containers, companion),
+        ...notOurs(spec.containers),
+      ]);
   // Key order is kept; a new `initContainers` goes just before `containers`, where manifests usually have it.
   const hadInit = Object.hasOwn(spec, 'initContainers');
   return Object.fromEntries(
@@ -266,6 +277,28 @@ function withCompanion(
           ];
     }),
   );
+}
+
+/**
+ * The containers with the companion where it already is, when that is before every container it answers for: a
+ * mesh's injector that ran after us may have put its proxy first (Linkerd's proxy-await, linkerd2 pkg/inject), and
+ * moving ours back in front of it would make every reinvocation a patch. Undefined when it has to move.
+ */
+function keptInPlace(
+  list: Container[] | undefined,
+  companion: Container,
+  answered: ReadonlySet<string>,
+  settled: (list: Container[] | undefined, wanted: Container) => Container,
+): Container[] | undefined {
+  const containers = list ?? [];
+  const at = containers.findIndex((c) => c.name === companion.name);
+  if (
+    at < 0 ||
+    containers.slice(0, at).some((c) => answered.has(String(c.name)) || isInjectedContainer(String(c.name)))
+  ) {
+    return undefined;
+  }
+  return containers.map((c, i) => (i === at ? settled(list, companion) : c));
 }
 
 /** Every container with its place, after checking the lists and names (Kubernetes' own rules). */

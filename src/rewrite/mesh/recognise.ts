@@ -33,6 +33,8 @@ export interface MeshPod {
   leavesPorts(ports: readonly number[]): boolean;
   /** The --mesh-exclusion name whose annotation still takes effect on this pod (its CNI reads it), if any. */
   annotationReadNow?: Mesh;
+  /** Kuma's probe proxy port, 0 when off. */
+  probePort?: number;
 }
 
 type Annotations = Readonly<Record<string, string>> | undefined;
@@ -169,6 +171,7 @@ function kuma(spec: PodSpec, annotations: Annotations): MeshPod | undefined {
         ? `Kuma's application probe proxy (${probe.httpGet?.path} on ${proxyPort})`
         : undefined,
     setting: 'kuma.io/application-probe-proxy-port: "0"',
+    probePort: proxyPort,
     leavesPorts: (ports) =>
       ports.every((p) => recorded.includes(p)) ||
       (cni && listCovers(annotationList(annotations, 'traffic.kuma.io/exclude-inbound-ports'), ports)),
