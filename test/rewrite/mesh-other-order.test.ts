@@ -1,7 +1,7 @@
 // The other webhook order, the mesh's injector seeing a pod we already injected (inject's output applied into a
 // meshed namespace): on models of each injector written from its source (test/rewrite/istio-injector.ts,
-// kuma-linkerd-injectors.ts;
-// osm-edge's in pod.test.ts and mutate.test.ts). Each ends with one prober per probe and our next run a no-op.
+// kuma-linkerd-injectors.ts; osm-edge's in pod.test.ts and mutate.test.ts). Each ends with one prober per probe
+// and our next run a no-op.
 
 import { describe, expect, it } from 'vitest';
 import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME } from '../../src/rewrite/companion.js';
