@@ -61,7 +61,6 @@ export function rewritePodSpec(
   );
   const mesh = recogniseMesh(spec, annotations, ours);
   if (mesh?.mesh === 'osm') return osmPod(spec, containers, mesh, previous, options, resource);
-  checkOurNames(containers, mesh, resource);
   const rows: TableRow[] = [];
   const warnings: string[] = [];
   const meshProbed: string[] = [];
@@ -114,6 +113,8 @@ export function rewritePodSpec(
     warnings.push(`${resource}: ${meshProberNote(mesh, meshProbed)}`);
   const table = tableDocument(rows);
   if (isEmptyTable(table)) return unchanged(warnings);
+  // Only where our containers would be added can a name or port of the app's clash with them.
+  checkOurNames(containers, mesh, resource);
   const outside = outsideAnyMesh(spec);
   if (outside !== undefined) {
     // Said only here, where the companion would have answered probes: other such pods are no news.

@@ -197,3 +197,17 @@ describe('rewritePodSpec on our models of each mesh', () => {
     ]);
   });
 });
+
+describe('our names and ports, only where our containers would be added', () => {
+  it('a pod with no probe for the companion keeps its own osm-healthcheck container and port 15902, untouched', () => {
+    const spec: PodSpec = {
+      containers: [
+        { name: 'app', ports: [{ containerPort: 15902 }] },
+        { name: 'osm-healthcheck', image: 'mine:1' },
+      ],
+    };
+    const result = rewritePodSpec(spec, undefined, { image: DEFAULT_IMAGE, placement: 'first' }, 'Pod/test');
+    expect(result.changed).toBe(false);
+    expect(result.spec).toEqual(spec);
+  });
+});
