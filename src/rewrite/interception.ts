@@ -4,13 +4,16 @@
 // refuses the init container and the mesh does not exclude our ports, the pod is left as it was, with a warning.
 
 import { briefMessage } from '../errors.js';
+import { PORT_RANGE } from '../scheme.js';
+import type { InjectingMesh, MeshPod } from './mesh/recognise.js';
 import { excludingMesh, exclusionAnnotation, MESH_FORMATS, type Mesh } from './mesh-exclusion.js';
 import { admitsInitContainer, describePolicy, type PodSecurityKnowledge } from './pod-security.js';
 
 export type Interception =
-  | { bypass: 'init-container' }
+  /** `note`: why the mesh's annotation asked for (--mesh-exclusion) does not take effect on this pod. */
+  | { bypass: 'init-container'; note?: string }
   /** The mesh excludes our ports; `set`: annotations inject adds or completes for it (--mesh-exclusion). */
-  | { bypass: 'mesh'; mesh: Mesh; annotation: string; set: Record<string, string> }
+  | { bypass: 'mesh'; mesh: Mesh | InjectingMesh; annotation: string; set: Record<string, string> }
   /** Nothing admissible lets probes past the mesh: the pod stays as it came; `reason` is the warning. */
   | { bypass: 'none'; reason: string }
   /** The pod's annotation for the asked-for mesh is no list that mesh accepts. */
@@ -21,6 +24,8 @@ export interface InterceptionInputs {
   /** inject --mesh-exclusion: that mesh's annotation instead of the init container, whatever the level. */
   meshExclusion: Mesh | undefined;
   annotations: Readonly<Record<string, string>> | undefined;
+  /** The mesh that already injected the pod (rewrite/mesh/recognise.ts): its init step read its annotations. */
+  injected?: MeshPod | undefined;
 }
 
 // The way out, named in the warning itself: inject --mesh-exclusion writes that annotation (short: the API server
@@ -33,7 +38,9 @@ export function decideInterception({
   podSecurity,
   meshExclusion,
   annotations,
+  injected,
 }: InterceptionInputs): Interception {
+  if (injected !== undefined) return afterMesh({ podSecurity, meshExclusion, annotations, injected });
   if (meshExclusion !== undefined) {
     const wanted = exclusionAnnotation(meshExclusion, annotations);
     const { annotation } = MESH_FORMATS[meshExclusion];
@@ -43,6 +50,48 @@ export function decideInterception({
   // The pod already has the mesh leave our ports alone: the init container would add nothing but privileges.
   const excluded = excludingMesh(annotations);
   if (excluded !== undefined) return { bypass: 'mesh', ...excluded, set: {} };
+  return byPodSecurity(podSecurity);
+}
+
+/**
+ * A pod a mesh already injected: its init step has read its annotations (istio-init's `-d`, linkerd-init's
+ * arguments, Kuma's transparent-proxy-config), so only what it was given counts, or the annotation its CNI
+ * plugin reads when the pod is created; any other mesh's annotation is no mesh's concern here.
+ */
+function afterMesh({
+  podSecurity,
+  meshExclusion,
+  annotations,
+  injected,
+}: InterceptionInputs & { injected: MeshPod }): Interception {
+  const ports = Array.from(
+    { length: PORT_RANGE.last - PORT_RANGE.first + 1 },
+    (_, i) => PORT_RANGE.first + i,
+  );
+  if (injected.leavesPorts(ports)) {
+    const read = injected.annotationReadNow;
+    const annotation = read === undefined ? `${injected.title}'s init step` : MESH_FORMATS[read].annotation;
+    return { bypass: 'mesh', mesh: injected.mesh, annotation, set: {} };
+  }
+  if (meshExclusion !== undefined && meshExclusion === injected.annotationReadNow) {
+    const wanted = exclusionAnnotation(meshExclusion, annotations);
+    const { annotation } = MESH_FORMATS[meshExclusion];
+    if ('invalid' in wanted) return { bypass: 'invalid', annotation, problem: wanted.invalid };
+    return { bypass: 'mesh', mesh: meshExclusion, annotation, set: wanted.set };
+  }
+  const decided = byPodSecurity(podSecurity);
+  if (meshExclusion === undefined || decided.bypass !== 'init-container') return decided;
+  const why =
+    injected.annotationReadNow === undefined && meshExclusion === injected.mesh
+      ? `${injected.title} injected this pod already and its init step has read its annotations`
+      : `${injected.title}, not ${MESH_FORMATS[meshExclusion].source}, injected this pod`;
+  return {
+    bypass: 'init-container',
+    note: `--mesh-exclusion ${meshExclusion} does not take effect on this pod (${why}), so our init container excludes ${PORT_RANGE.first}-${PORT_RANGE.last}`,
+  };
+}
+
+function byPodSecurity(podSecurity: PodSecurityKnowledge): Interception {
   if (podSecurity.state === 'unchecked') return { bypass: 'init-container' };
   if (podSecurity.state === 'unknown') {
     return {

@@ -28,7 +28,8 @@ export const MESH_FORMATS: Readonly<Record<Mesh, MeshFormat>> = {
   // linkerd2 pkg/util parsing.go GetPortRanges (a trailing "," dropped, entries trimmed) + portrange.go
   // ParsePortRange (a port or lower-upper, 0-65535).
   linkerd: { annotation: 'config.linkerd.io/skip-inbound-ports', ranges: true, source: 'Linkerd' },
-  // kuma app/cni annotations.go validatePortList: Istio's format.
+  // kuma app/cni annotations.go validatePortList: Istio's format, and a trailing "," accepted (its split
+  // drops the empty last entry).
   kuma: { annotation: 'traffic.kuma.io/exclude-inbound-ports', ranges: false, source: 'Kuma' },
 };
 
@@ -48,7 +49,8 @@ function port(text: string, allowZero: boolean): number | undefined {
 /** The mesh's list as that mesh reads it; undefined where the mesh would refuse any entry of it. */
 export function parseExclusionList(mesh: Mesh, value: string): PortSpan[] | undefined {
   const { ranges } = MESH_FORMATS[mesh];
-  const text = mesh === 'linkerd' && value.endsWith(',') ? value.slice(0, -1) : value;
+  const trailing = mesh === 'linkerd' || mesh === 'kuma';
+  const text = trailing && value.endsWith(',') ? value.slice(0, -1) : value;
   const spans: PortSpan[] = [];
   for (const raw of text.split(',')) {
     const entry = raw.trim();

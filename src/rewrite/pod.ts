@@ -5,32 +5,22 @@ import { isDeepStrictEqual } from 'node:util';
 import { describeValue, TableError } from '../errors.js';
 import { OPT_OUT_ANNOTATION, PROBE_KINDS, PROBES_ENV } from '../scheme.js';
 import type { ProbeTable } from '../table/types.js';
-import {
-  COMPANION_NAME,
-  companionContainer,
-  DEFAULT_GRACE_SECONDS,
-  INIT_NAME,
-  initContainer,
-} from './companion.js';
+import { COMPANION_NAME, companionContainer, DEFAULT_GRACE_SECONDS, initContainer } from './companion.js';
 import { defaultContainerAnnotations } from './default-container.js';
 import { decideInterception } from './interception.js';
 import { AnnotationError, type FieldPath, ManifestError } from './manifest-error.js';
+import { restoreFromIstio, restoreFromKuma } from './mesh/over-ours.js';
+import { checkOurNames, meshProberNote, osmPod } from './mesh/pod-rules.js';
+import { recogniseMesh } from './mesh/recognise.js';
+import type { Located } from './our-containers.js';
+import { isInjectedContainer, isInjectMade } from './our-containers.js';
 import { ownedContainer } from './owned-container.js';
 import { decideProbe, probeField } from './probe.js';
 import { checkResourceAnnotations } from './resources/defaults.js';
 import { fitResources } from './resources/resource-fit.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
 import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
-import type { Container, PodSpec, RewriteOptions, RewriteResult } from './types.js';
-
-type ListName = 'initContainers' | 'containers';
-type Named = Container & { name: string };
-
-interface Located {
-  list: ListName;
-  index: number;
-  container: Named;
-}
+import type { Container, PodSpec, Probe, RewriteOptions, RewriteResult } from './types.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -41,11 +31,6 @@ export function isOptedOut(annotations: Record<string, unknown> | undefined): bo
       .trim()
       .toLowerCase() === 'false'
   );
-}
-
-/** The companion and its init container: inject owns them and rebuilds them on every run. */
-export function isInjectedContainer(name: string): boolean {
-  return name === COMPANION_NAME || name === INIT_NAME;
 }
 
 export function rewritePodSpec(
@@ -71,22 +56,47 @@ export function rewritePodSpec(
   const next = structuredClone(spec);
   const containers = locate(next, resource);
   const previous = previousTable(containers, resource);
+  const ours = containers.some(
+    ({ container }) => container.name === COMPANION_NAME && isInjectMade(container),
+  );
+  const mesh = recogniseMesh(spec, annotations, ours);
+  if (mesh?.mesh === 'osm') return osmPod(spec, containers, mesh, previous, options, resource);
   const rows: TableRow[] = [];
   const warnings: string[] = [];
+  const meshProbed: string[] = [];
+  // The mesh's injector ran after ours and put its prober in front of the companion: one prober again.
+  if (ours && mesh?.mesh === 'istio' && restoreFromIstio(next).length > 0) {
+    warnings.push(
+      `${resource}: Istio injected this pod after us and moved the companion's probes to pilot-agent; they go back to the companion, from ISTIO_KUBE_APP_PROBERS (docs/meshes.md)`,
+    );
+  }
+  if (ours && mesh?.mesh === 'kuma' && restoreFromKuma(next, mesh.probePort ?? 0).length > 0) {
+    warnings.push(
+      `${resource}: Kuma injected this pod after us and moved the companion's probes to its probe proxy; they go back to the companion (docs/meshes.md)`,
+    );
+  }
   const sidecarsProbed = new Set<string>();
   // Native sidecars first, then app containers: the order kubelet starts them, and the table's order.
   for (const { list, index, container } of containers) {
     if (isInjectedContainer(container.name)) continue;
+    // The mesh's own containers keep their probes exactly as the mesh wrote them.
+    if (mesh?.containers.has(container.name)) continue;
     if (list === 'initContainers' && container.restartPolicy !== 'Always') continue;
     for (const kind of PROBE_KINDS) {
       const field = probeField(kind);
       if (container[field] === undefined) continue;
+      if (mesh?.prober(container[field] as Probe) !== undefined) {
+        // One prober per probe: the mesh's, as it wrote it; never ours in front of it.
+        meshProbed.push(`"${container.name}" ${kind}`);
+        continue;
+      }
       const site = {
         resource,
         containerPath: [list, index],
         container,
         kind,
         previous: previous?.[kind].get(container.name),
+        ours,
       };
       const decision = decideProbe(container[field], site);
       if (decision.action === 'keep') {
@@ -99,8 +109,12 @@ export function rewritePodSpec(
       if (list === 'initContainers') sidecarsProbed.add(container.name);
     }
   }
+  if (mesh !== undefined && meshProbed.length > 0)
+    warnings.push(`${resource}: ${meshProberNote(mesh, meshProbed)}`);
   const table = tableDocument(rows);
   if (isEmptyTable(table)) return unchanged(warnings);
+  // Only where our containers would be added can a name or port of the app's clash with them.
+  checkOurNames(containers, mesh, resource);
   const outside = outsideAnyMesh(spec);
   if (outside !== undefined) {
     // Said only here, where the companion would have answered probes: other such pods are no news.
@@ -121,11 +135,15 @@ export function rewritePodSpec(
     podSecurity: options.podSecurity ?? { state: 'unchecked' },
     meshExclusion: options.meshExclusion,
     annotations,
+    injected: mesh,
   });
   if (interception.bypass === 'invalid') {
     // inject checks this first, naming the annotation's own line (manifest.ts); the webhook never asks.
     const { annotation, problem } = interception;
     throw new AnnotationError(resource, annotation, problem);
+  }
+  if (interception.bypass === 'init-container' && interception.note !== undefined) {
+    warnings.push(`${resource}: ${interception.note}`);
   }
   if (interception.bypass === 'none') {
     // As for a pod that must end and cannot: the whole pod as it came, rather than one the API server refuses.
@@ -171,7 +189,8 @@ export function rewritePodSpec(
     resources: fit.companion,
   });
   const init = fit.init === undefined ? undefined : initContainer(options.image, fit.init);
-  const result = withCompanion(next, companion, native, init);
+  const answered = new Set(rows.map((row) => row.container));
+  const result = withCompanion(next, companion, native, init, answered);
   const added = {
     ...defaultContainerAnnotations(result, annotations),
     ...(interception.bypass === 'mesh' ? interception.set : {}),
@@ -225,6 +244,7 @@ function withCompanion(
   companion: Container,
   native: boolean,
   init: Container | undefined,
+  answered: ReadonlySet<string>,
 ): PodSpec {
   const notOurs = (list: Container[] | undefined) =>
     (list ?? []).filter((container) => !isInjectedContainer(container.name ?? ''));
@@ -238,7 +258,12 @@ function withCompanion(
     ...(native ? [settled(spec.initContainers, companion)] : []),
     ...notOurs(spec.initContainers),
   ];
-  const containers = [...(native ? [] : [settled(spec.containers, companion)]), ...notOurs(spec.containers)];
+  const containers = native
+    ? notOurs(spec.containers)
+    : (keptInPlace(spec.containers, companion, answered, settled) ?? [
+        settled(spec.containers, companion),
+        ...notOurs(spec.containers),
+      ]);
   // Key order is kept; a new `initContainers` goes just before `containers`, where manifests usually have it.
   const hadInit = Object.hasOwn(spec, 'initContainers');
   return Object.fromEntries(
@@ -253,6 +278,28 @@ function withCompanion(
           ];
     }),
   );
+}
+
+/**
+ * The containers with the companion where it already is, when that is before every container it answers for: a
+ * mesh's injector that ran after us may have put its proxy first (Linkerd's proxy-await, linkerd2 pkg/inject), and
+ * moving ours back in front of it would make every reinvocation a patch. Undefined when it has to move.
+ */
+function keptInPlace(
+  list: Container[] | undefined,
+  companion: Container,
+  answered: ReadonlySet<string>,
+  settled: (list: Container[] | undefined, wanted: Container) => Container,
+): Container[] | undefined {
+  const containers = list ?? [];
+  const at = containers.findIndex((c) => c.name === companion.name);
+  if (
+    at < 0 ||
+    containers.slice(0, at).some((c) => answered.has(String(c.name)) || isInjectedContainer(String(c.name)))
+  ) {
+    return undefined;
+  }
+  return containers.map((c, i) => (i === at ? settled(list, companion) : c));
 }
 
 /** Every container with its place, after checking the lists and names (Kubernetes' own rules). */
@@ -288,7 +335,7 @@ function locate(spec: PodSpec, resource: string): Located[] {
         );
       }
       seen.set(name, at);
-      located.push({ list, index, container: item as Named });
+      located.push({ list, index, container: item as Located['container'] });
     });
   }
   return located;

@@ -20,6 +20,8 @@ export interface ProbeSite {
   kind: ProbeKind;
   /** This probe's entry in the table an earlier inject wrote, if any. */
   previous?: ProbeEntry | undefined;
+  /** The pod has a companion inject made: a probe on 15901-15904 is then ours (else the app's own, refused). */
+  ours?: boolean;
 }
 
 export type ProbeDecision =
@@ -68,8 +70,9 @@ export function decideProbe(value: unknown, site: ProbeSite): ProbeDecision {
         };
       }
       if (isCompanionPort(port)) {
+        notTheApps(site, probeAt(site, handler, 'port'), port);
         const target = handler === 'httpGet' ? originalTarget(action) : { found: 'none' as const };
-        if (target.found === 'wrapped') return unwrap(probe, site);
+        if (target.found === 'wrapped') return wrapped(site);
         return target.found === 'headers' ? fromHeaders(probe, target.parse, site) : carryOver(probe, site);
       }
       return handler === 'httpGet'
@@ -80,7 +83,10 @@ export function decideProbe(value: unknown, site: ProbeSite): ProbeDecision {
       const action = object(probe.grpc, site, probeAt(site, 'grpc'));
       // GRPCAction.port is an int32: Kubernetes has no named gRPC ports.
       const port = resolvePort(action.port, site, probeAt(site, 'grpc', 'port'), false) as number;
-      if (isCompanionPort(port)) return carryOver(probe, site);
+      if (isCompanionPort(port)) {
+        notTheApps(site, probeAt(site, 'grpc', 'port'), port);
+        return carryOver(probe, site);
+      }
       const entry = entryFor(site, {
         grpc: { port, service: action.service },
         timeoutSeconds: probe.timeoutSeconds,
@@ -92,6 +98,19 @@ export function decideProbe(value: unknown, site: ProbeSite): ProbeDecision {
       throw new Error(`unhandled probe handler ${String(unreachable)}`);
     }
   }
+}
+
+/**
+ * 15901-15904 are the companion's: a probe there in a pod without our companion is the app's own (a mesh's
+ * rewrite is recognised before, rewrite/mesh/recognise.ts), and the companion would take its port.
+ */
+function notTheApps(site: ProbeSite, at: FieldPath, port: number): void {
+  if (site.ours !== false) return;
+  fail(
+    site,
+    at,
+    `${port} is one of the companion's ports (15901-15904) and this pod has no companion of ours, so the companion would take the port this probe checks: move the app to another port`,
+  );
 }
 
 /**
@@ -121,7 +140,7 @@ function fromHeaders(probe: Probe, parsed: HeaderParse, site: ProbeSite): ProbeD
     };
   }
   const { target } = parsed;
-  if (target.type === 'self') return unwrap(probe, site);
+  if (target.type === 'self') return wrapped(site);
   const handler =
     target.type === 'tcp'
       ? { tcpSocket: { port: target.port } }
@@ -130,21 +149,14 @@ function fromHeaders(probe: Probe, parsed: HeaderParse, site: ProbeSite): ProbeD
 }
 
 /**
- * osm-edge's injector ran after us and wrapped our rewrite, so its headers point the companion at itself (and
- * a wrapped tcpSocket rewrite carries both port headers, which serve refuses). On reinvocation the probe goes
- * back to our own form of the earlier table entry: the order of the two injectors does not matter.
+ * A probe osm-edge's injector wrapped after ours: its headers point the companion at itself. rewritePodSpec sees
+ * such a pod as osm-edge's before any probe (mesh/recognise.ts) and makes it osm-edge's alone (mesh/osm-form.ts).
  */
-function unwrap(probe: Probe, site: ProbeSite): ProbeDecision {
-  if (site.previous === undefined) {
-    return {
-      action: 'keep',
-      warning: `${describeSite(site)}: its Original-* headers point at the companion itself and the companion's probe table has no entry for it; the probe is left unchanged`,
-    };
-  }
-  const previous = entryDocument(site.previous);
-  const entry = entryFor(site, { ...previous, timeoutSeconds: probe.timeoutSeconds });
-  const httpGet = previous.tcpSocket === undefined ? kindTarget(site) : tcpTarget(previous.tcpSocket.port);
-  return { action: 'rewrite', probe: withHandler(probe, 'httpGet', httpGet), entry };
+function wrapped(site: ProbeSite): ProbeDecision {
+  return {
+    action: 'keep',
+    warning: `${describeSite(site)}: its Original-* headers point at the companion itself (osm-edge wrapped it); the probe is left unchanged`,
+  };
 }
 
 function rewriteHttpGet(probe: Probe, action: HTTPGetAction, port: number, site: ProbeSite): ProbeDecision {

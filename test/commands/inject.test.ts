@@ -305,6 +305,25 @@ describe('osm-healthcheck inject', () => {
       stderr:
         /^osm-healthcheck inject: document 1, line 16: Deployment\/cart: spec.template.metadata.annotations.traffic.sidecar.istio.io\/excludeInboundPorts: "15901-15904" is no list Istio accepts \[OSM_HC_MANIFEST\]$/,
     },
+    {
+      name: "a user's container named osm-healthcheck, not one inject made",
+      args: [],
+      input: [
+        'apiVersion: v1',
+        'kind: Pod',
+        'metadata: {name: web}',
+        'spec:',
+        '  containers:',
+        '  - name: app',
+        '    livenessProbe: {tcpSocket: {port: 8080}}',
+        '  - name: osm-healthcheck',
+        '    image: mine:1',
+        '',
+      ].join('\n'),
+      exitCode: 1,
+      stderr:
+        /^osm-healthcheck inject: document 1, line 8: Pod\/web: spec.containers\[1\].name: "osm-healthcheck" is the name of a container inject adds, and this one is not inject's/,
+    },
   ])(
     'all or nothing: $name -> exit $exitCode, nothing on stdout',
     async ({ args, input, exitCode, stderr }) => {

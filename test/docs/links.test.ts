@@ -21,6 +21,7 @@ const PAGES = [
   'init.md',
   'inject.md',
   'install.md',
+  'meshes.md',
   'metrics.md',
   'pod-security.md',
   'probe-table.md',

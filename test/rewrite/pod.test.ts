@@ -196,29 +196,6 @@ describe('probes that are left as they are', () => {
       probe: { httpGet: { path: '/', port: 'metrics' } },
       warning: `Pod/test: container "app" livenessProbe: port "metrics" is none of the container's port names; the probe is left unchanged`,
     },
-    {
-      name: 'already ours (HTTP)',
-      probe: { httpGet: { path: '/osm-liveness-probe/app', port: 15901, scheme: 'HTTP' } },
-    },
-    {
-      name: '/osm-healthcheck with a malformed Original-Tcp-Port',
-      probe: {
-        httpGet: {
-          path: '/osm-healthcheck',
-          port: 15904,
-          httpHeaders: [{ name: 'Original-Tcp-Port', value: 'http' }],
-        },
-      },
-      warning:
-        'Pod/test: container "app" livenessProbe: header Original-Tcp-Port must be a port number 1-65535, got "http"; expected "Original-Tcp-Port: <port>" or "Original-Http-Port: <port>" with optional "Original-Http-Path: /<path>", so the companion would refuse it (400); the probe is left unchanged',
-    },
-    {
-      name: '/osm-healthcheck without any Original-* header',
-      probe: { httpGet: { path: '/osm-healthcheck', port: 15904 } },
-      warning:
-        'Pod/test: container "app" livenessProbe: no target port given; expected "Original-Tcp-Port: <port>" or "Original-Http-Port: <port>" with optional "Original-Http-Path: /<path>", so the companion would refuse it (400); the probe is left unchanged',
-    },
-    { name: 'grpc already on a companion port', probe: { grpc: { port: 15903 } } },
   ])('$name', ({ probe, warning }) => {
     const spec = pod({ name: 'app', ports, livenessProbe: probe });
     const result = rewrite(spec);
@@ -233,6 +210,52 @@ describe('probes that are left as they are', () => {
   });
 });
 
+describe('our ports are ours: a probe on 15901-15904 in a pod without our companion is an error at its port', () => {
+  it.each<{ name: string; probe: Probe; at: string }>([
+    {
+      name: 'httpGet',
+      probe: { httpGet: { path: '/osm-liveness-probe/app', port: 15901 } },
+      at: 'livenessProbe.httpGet.port',
+    },
+    {
+      name: '/osm-healthcheck without headers',
+      probe: { httpGet: { path: '/osm-healthcheck', port: 15904 } },
+      at: 'livenessProbe.httpGet.port',
+    },
+    { name: 'tcpSocket', probe: { tcpSocket: { port: 15902 } }, at: 'livenessProbe.tcpSocket.port' },
+    { name: 'grpc', probe: { grpc: { port: 15903 } }, at: 'livenessProbe.grpc.port' },
+  ])('$name', ({ probe, at }) => {
+    expect(() => rewrite(pod({ name: 'app', livenessProbe: probe }))).toThrow(
+      expect.objectContaining({ path: ['containers', 0, ...at.split('.')] }),
+    );
+    expect(() => rewrite(pod({ name: 'app', livenessProbe: probe }))).toThrow(
+      /is one of the companion's ports \(15901-15904\) and this pod has no companion of ours/,
+    );
+  });
+
+  it("a container of the user's that listens on 15901-15904", () => {
+    const spec = pod({
+      name: 'app',
+      ports: [{ containerPort: 15902 }],
+      livenessProbe: { tcpSocket: { port: 8080 } },
+    });
+    expect(() => rewrite(spec)).toThrow(/15902 is one of the companion's ports \(15901-15904\)/);
+  });
+
+  it.each([COMPANION_NAME, INIT_NAME])("a container of the user's named %s", (name) => {
+    const spec = pod(
+      { name: 'app', livenessProbe: { tcpSocket: { port: 8080 } } },
+      { name, image: 'mine:1' },
+    );
+    expect(() => rewrite(spec)).toThrow(
+      expect.objectContaining({
+        path: ['containers', 1, 'name'],
+        message: expect.stringContaining("is not inject's"),
+      }),
+    );
+  });
+});
+
 /** A probe as osm-edge's injector leaves it: /osm-healthcheck on a companion port, the target in headers. */
 function osmEdge(port: number, headers: [string, string][], timeoutSeconds?: number): Probe {
   const httpGet = {
@@ -244,49 +267,25 @@ function osmEdge(port: number, headers: [string, string][], timeoutSeconds?: num
   return timeoutSeconds === undefined ? { httpGet } : { httpGet, timeoutSeconds };
 }
 
-describe("probes osm-edge's injector already rewrote: kept, their targets put into the table", () => {
-  it.each<{
-    name: string;
-    field: 'livenessProbe' | 'readinessProbe';
-    probe: Probe;
-    entry: ProbeEntryDocument;
-  }>([
+describe("probes osm-edge's injector rewrote: the pod stays osm-edge's, with a note", () => {
+  it.each<{ name: string; probe: Probe }>([
     {
-      name: 'Original-Http-Port + Original-Http-Path on the kind port (an httpGet probe)',
-      field: 'livenessProbe',
+      name: 'Original-Http-Port + Original-Http-Path',
       probe: osmEdge(15901, [
         ['Original-Http-Port', '8080'],
-        ['Original-Http-Path', '/live?deep=1'],
+        ['Original-Http-Path', '/live'],
       ]),
-      entry: { httpGet: { path: '/live?deep=1', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 1 },
     },
-    {
-      name: "Original-Http-Port without a path: '/' as serve reads it",
-      field: 'livenessProbe',
-      probe: osmEdge(15901, [['Original-Http-Port', '8080']], 3),
-      entry: { httpGet: { path: '/', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 3 },
-    },
-    {
-      name: 'Original-Tcp-Port on 15904 (a tcpSocket probe), timeoutSeconds from the probe',
-      field: 'readinessProbe',
-      probe: osmEdge(15904, [['Original-Tcp-Port', '5432']], 4),
-      entry: { tcpSocket: { port: 5432 }, timeoutSeconds: 4 },
-    },
-    {
-      name: 'Original-Tcp-Port on the kind port (an HTTPS httpGet probe), header names in any case',
-      field: 'readinessProbe',
-      probe: osmEdge(15902, [['original-tcp-port', '8443']]),
-      entry: { tcpSocket: { port: 8443 }, timeoutSeconds: 1 },
-    },
-  ])('$name', ({ field, probe, entry }) => {
-    const result = rewrite(pod({ name: 'app', [field]: probe }));
-    expect(result.warnings).toEqual([]);
-    expect(container(result.spec, 'app')?.[field]).toEqual(probe);
-    const kind = field.replace('Probe', '') as 'liveness';
-    expect(result.table).toEqual({ [kind]: { app: entry } });
-    expect(result.changed).toBe(true);
-    expect(container(result.spec, COMPANION_NAME)).toBeDefined();
-    expect(rewrite(deepFreeze(result.spec), result.annotations).changed).toBe(false);
+    { name: 'Original-Tcp-Port on 15904', probe: osmEdge(15904, [['Original-Tcp-Port', '5432']], 4) },
+    { name: 'a malformed Original-Tcp-Port', probe: osmEdge(15904, [['Original-Tcp-Port', 'http']]) },
+  ])('$name', ({ probe }) => {
+    const spec = pod({ name: 'app', livenessProbe: probe });
+    const result = rewrite(spec);
+    expect(result.spec).toEqual(spec);
+    expect(result.changed).toBe(false);
+    expect(result.warnings).toEqual([
+      "Pod/test: left untouched: osm-edge (or OSM) injected this pod; its sidecar answers the probes on the companion's ports 15901-15904. To use this project there, run its image as osm-edge's healthcheck container (docs/meshes.md)",
+    ]);
   });
 });
 
@@ -302,52 +301,26 @@ describe("osm-edge's injector and inject, in either order", () => {
     { name: 'api', readinessProbe: { httpGet: { path: '/ready', port: 8443, scheme: 'HTTPS' } } },
   );
 
-  it('inject after osm-edge: its probes stay, their targets go into the table', () => {
+  it('inject after osm-edge: the pod stays as osm-edge made it, with a note', () => {
     const edge = deepFreeze(osmEdgeInject(spec));
     const result = rewrite(edge);
-    expect(result.warnings).toEqual([]);
-    expect(result.table).toEqual({
-      liveness: { web: { httpGet: { path: '/live', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 2 } },
-      // osm-edge turns an HTTPS probe into a TCP check; the table follows what kubelet will ask for.
-      readiness: {
-        web: { tcpSocket: { port: 8080 }, timeoutSeconds: 1 },
-        api: { tcpSocket: { port: 8443 }, timeoutSeconds: 1 },
-      },
-      // osm-edge leaves gRPC probes alone, so inject rewrites them.
-      startup: { web: { grpc: { port: 9090 }, timeoutSeconds: 1 } },
-    });
-    expect(container(result.spec, 'web')?.livenessProbe).toEqual(container(edge, 'web')?.livenessProbe);
-    expect(container(result.spec, 'api')?.readinessProbe).toEqual(container(edge, 'api')?.readinessProbe);
+    expect(result.spec).toEqual(edge);
+    expect(result.changed).toBe(false);
+    expect(result.warnings).toHaveLength(1);
+    expect(result.warnings[0]).toMatch(/left untouched: osm-edge \(or OSM\) injected this pod/);
   });
 
-  it('osm-edge after inject wraps our probes; inject on reinvocation puts them back, table unchanged', () => {
+  it('osm-edge after inject: on reinvocation the pod becomes what osm-edge alone makes of it, then stays', () => {
     const once = rewrite(spec);
-    const wrapped = osmEdgeInject(once.spec);
-    // What kubelet would send after osm-edge: the companion pointed at itself, or both port headers at once.
-    expect(container(wrapped, 'web')?.readinessProbe?.httpGet?.httpHeaders?.map((h) => h.name)).toEqual([
-      'Original-Tcp-Port',
-      'Original-Http-Port',
-      'Original-Http-Path',
-    ]);
-    const again = rewrite(deepFreeze(wrapped), once.annotations);
-    expect(again.warnings).toEqual([]);
-    expect(again.annotations).toEqual({});
-    expect(again.table).toEqual(once.table);
-    expect(again.spec.containers?.map((c) => c.name)).toEqual([COMPANION_NAME, 'web', 'api', 'sidecar']);
-    for (const name of ['web', 'api', COMPANION_NAME]) {
-      expect(container(again.spec, name)).toEqual(container(once.spec, name));
-    }
-    expect(rewrite(deepFreeze(again.spec), once.annotations).changed).toBe(false);
-  });
-
-  it('a wrapped probe with no earlier table entry is left as it is, with a warning', () => {
-    const probe = osmEdge(15901, [
-      ['Original-Http-Port', '15901'],
-      ['Original-Http-Path', '/osm-liveness-probe/app'],
-    ]);
-    expect(rewrite(pod({ name: 'app', livenessProbe: probe })).warnings).toEqual([
-      `Pod/test: container "app" livenessProbe: its Original-* headers point at the companion itself and the companion's probe table has no entry for it; the probe is left unchanged`,
-    ]);
+    const wrapped = deepFreeze(osmEdgeInject(once.spec));
+    // Both would listen on 15901-15903: the companion and osm-edge's sidecar.
+    expect(container(wrapped, 'sidecar')?.ports?.map((p) => p.containerPort)).toContain(15901);
+    const again = rewrite(wrapped, once.annotations);
+    expect(again.changed).toBe(true);
+    expect(again.warnings[0]).toMatch(/osm-edge \(or OSM\) injected this pod after us/);
+    expect(again.spec).toEqual(osmEdgeInject(spec, DEFAULT_IMAGE));
+    const third = rewrite(deepFreeze(again.spec), once.annotations);
+    expect(third.changed).toBe(false);
   });
 });
 

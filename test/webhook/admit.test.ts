@@ -73,6 +73,32 @@ describe('admit', () => {
     expect(response.warnings?.[0]?.startsWith(warning), response.warnings?.[0]).toBe(true);
   });
 
+  it.each([
+    {
+      name: "a user's container named osm-healthcheck",
+      spec: { containers: [...probed.spec.containers, { name: 'osm-healthcheck', image: 'mine:1' }] },
+      words: 'spec.containers[1].name: "osm-healthcheck" is the name of a container inject adds',
+    },
+    {
+      name: 'an app listening on 15902',
+      spec: { containers: [{ ...probed.spec.containers[0], ports: [{ containerPort: 15902 }] }] },
+      words: "spec.containers[0].ports[0].containerPort: 15902 is one of the companion's ports (15901-15904)",
+    },
+    {
+      name: 'an app probed on 15901, no companion of ours',
+      spec: { containers: [{ name: 'app', livenessProbe: { httpGet: { path: '/', port: 15901 } } }] },
+      words: "spec.containers[0].livenessProbe.httpGet.port: 15901 is one of the companion's ports",
+    },
+  ])(
+    "our names and ports are ours: $name leaves the pod untouched, with inject's words",
+    ({ spec, words }) => {
+      const { response, summary } = admit(request({ metadata: { name: 'web' }, spec }), REWRITE);
+      expect(response.patch).toBeUndefined();
+      expect(summary.result).toBe('failed');
+      expect(response.warnings?.[0]).toContain(`osm-healthcheck: probes not rewritten: Pod/web: ${words}`);
+    },
+  );
+
   it('names what changed: the probes the companion now answers', () => {
     const { summary } = admit(request(probed), REWRITE);
     expect(summary.pod).toBe('web');
