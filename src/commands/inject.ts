@@ -85,20 +85,30 @@ function cpuLimitOf(text: string | undefined): string | undefined {
   return flagValue(readCompanionCpuLimit(text), 'inject: --companion-cpu-limit ').value;
 }
 
-async function readInput(file: string | undefined): Promise<string> {
-  if (file === undefined || file === '-') {
+/** The -f file or stdin, as text: bytes that are no UTF-8 (a binary, UTF-16) are no manifest. */
+async function readInput(file: string | undefined): Promise<{ source: string; input: string }> {
+  const input = file === undefined || file === '-' ? 'stdin' : file;
+  let bytes: Buffer;
+  if (input === 'stdin') {
     if (process.stdin.isTTY)
-      throw new UsageError('inject: no input: give -f FILE or pipe a manifest to stdin');
+      throw new UsageError('no input: give -f FILE or pipe a manifest to stdin (-f - or no -f: stdin)');
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
+    bytes = Buffer.concat(chunks);
+  } else {
+    try {
+      bytes = await readFile(input);
+    } catch (err) {
+      throw new HealthcheckError('OSM_HC_MANIFEST', `cannot read ${input}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
   }
   try {
-    return await readFile(file, 'utf8');
+    return { source: new TextDecoder('utf-8', { fatal: true }).decode(bytes), input };
   } catch (err) {
-    throw new HealthcheckError('OSM_HC_MANIFEST', `cannot read ${file}: ${(err as Error).message}`, {
-      cause: err,
-    });
+    const problem = 'is not UTF-8 text (binary data, or another encoding): not a YAML or JSON manifest';
+    throw new HealthcheckError('OSM_HC_MANIFEST', `${input}: ${problem}`, { cause: err });
   }
 }
 
@@ -172,7 +182,7 @@ export const injectCommand: Command = {
     const mode = flagValue(placementFlags(values.placement, values['native-sidecar']), 'inject: ').mode;
     // --kube-version stands for the kubelets too: unchecked kubelets take the cluster's version.
     const placement = choosePlacement(mode, cluster, { state: 'unchecked' });
-    const source = await readInput(values.filename);
+    const { source, input } = await readInput(values.filename);
     const podSecurity = podSecurityOf(values['pod-security']);
     const meshExclusion = meshOf(values['mesh-exclusion']);
     const companionCpuLimit = cpuLimitOf(values['companion-cpu-limit']);
@@ -190,6 +200,7 @@ export const injectCommand: Command = {
       options,
       format satisfies OutputFormat,
       namespaceRules,
+      input,
     );
     // Said whenever a pod that keeps running got the companion: never a silent choice. A warning where the
     // cluster may refuse it, or where a native sidecar was asked for and not granted (the webhook returns that

@@ -1,7 +1,9 @@
 // The inject subcommand as users run it: the bundled CLI in a child process, manifests on stdin or from a
 // file, the manifest on stdout, warnings on stderr, and nothing on stdout when anything is wrong.
 
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +17,7 @@ const fixture = (name: string) => readFileSync(`${FIXTURES}${name}`, 'utf8');
 const AUTO_UNCHECKED =
   'note: the companion goes first among the containers (placement auto): the Kubernetes version is not known: with --kube-version 1.33+ it is a native sidecar';
 
-function inject(args: string[], input?: string) {
+function inject(args: string[], input?: string | Uint8Array) {
   return execa('node', [CLI, 'inject', ...args], { input: input ?? '', reject: false, cwd: ROOT });
 }
 
@@ -204,6 +206,25 @@ describe('osm-healthcheck inject', () => {
     expect(result.stderr.split('\n')).toEqual(stderr);
   });
 
+  it('bytes that are no UTF-8 (a binary, UTF-16) are refused, naming the file or stdin', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'osm-hc-inject-'));
+    try {
+      const file = join(dir, 'app.bin');
+      // The head of a compiled binary: bytes above 0x7f that are no UTF-8 sequence.
+      const bytes = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0xff, 0xfe, 0x90, 0xc3]);
+      writeFileSync(file, bytes);
+      const named = await inject(['-f', file]);
+      expect(named).toMatchObject({ exitCode: 1, stdout: '' });
+      expect(named.stderr).toBe(
+        `osm-healthcheck inject: ${file}: is not UTF-8 text (binary data, or another encoding): not a YAML or JSON manifest [OSM_HC_MANIFEST]`,
+      );
+      const piped = await inject([], bytes);
+      expect(piped.stderr).toMatch(/^osm-healthcheck inject: stdin: is not UTF-8 text/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('-o json prints JSON', async () => {
     const result = await inject(['-o', 'json'], fixture('pod-https.yaml'));
     expect(result.exitCode).toBe(0);
@@ -216,14 +237,29 @@ describe('osm-healthcheck inject', () => {
       args: [],
       input: `${fixture('deployment.yaml')}---\nkind: Pod\nspec: [oops\n`,
       exitCode: 1,
-      stderr: /^osm-healthcheck inject: document 2, line \d+: .* \[OSM_HC_MANIFEST\]$/,
+      stderr: /^osm-healthcheck inject: stdin: document 2, line \d+: .* \[OSM_HC_MANIFEST\]$/,
     },
     {
       name: 'a container without a name after valid documents',
       args: [],
-      input: `${fixture('list.yaml')}---\n${fixture('grpc.yaml')}---\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - image: x\n`,
+      input: `${fixture('list.yaml')}---\n${fixture('grpc.yaml')}---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - image: x\n`,
       exitCode: 1,
       stderr: /document 3, line \d+: Pod\/p: spec.containers\[0\]: container has no name \[OSM_HC_MANIFEST\]/,
+    },
+    {
+      name: 'empty stdin',
+      args: [],
+      input: '',
+      exitCode: 1,
+      stderr: /^osm-healthcheck inject: stdin: no documents: the input is empty .*\[OSM_HC_MANIFEST\]$/,
+    },
+    {
+      name: 'the head of an ELF binary on stdin, given as -f -',
+      args: ['-f', '-'],
+      input: '\x7fELF\x02\x01\x01\x00',
+      exitCode: 1,
+      stderr:
+        /^osm-healthcheck inject: stdin: document 1, line 1: control character U\+007F: binary data, not a YAML or JSON manifest \[OSM_HC_MANIFEST\]$/,
     },
     {
       name: 'a file that does not exist',
@@ -298,7 +334,7 @@ describe('osm-healthcheck inject', () => {
       input: fixture('mesh-excluded.yaml').replace('"15901, 15902,15903 ,15904"', '"15901-15904"'),
       exitCode: 1,
       stderr:
-        /^osm-healthcheck inject: document 1, line 16: Deployment\/cart: spec.template.metadata.annotations.traffic.sidecar.istio.io\/excludeInboundPorts: "15901-15904" is no list Istio accepts \[OSM_HC_MANIFEST\]$/,
+        /^osm-healthcheck inject: stdin: document 1, line 16: Deployment\/cart: spec.template.metadata.annotations.traffic.sidecar.istio.io\/excludeInboundPorts: "15901-15904" is no list Istio accepts \[OSM_HC_MANIFEST\]$/,
     },
   ])(
     'all or nothing: $name -> exit $exitCode, nothing on stdout',
@@ -363,7 +399,7 @@ describe('osm-healthcheck inject', () => {
       input: `${fixture('deployment.yaml')}---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\nspec:\n  limits:\n    - type: Container\n      max: {cpu: lots}\n`,
       exitCode: 1,
       stderr:
-        /^osm-healthcheck inject: document 2, line 41: LimitRange\/lr: spec.limits\[0\].max.cpu: must be a Kubernetes quantity, e.g. 100m or 64Mi, got "lots" \[OSM_HC_MANIFEST\]$/,
+        /^osm-healthcheck inject: stdin: document 2, line 41: LimitRange\/lr: spec.limits\[0\].max.cpu: must be a Kubernetes quantity, e.g. 100m or 64Mi, got "lots" \[OSM_HC_MANIFEST\]$/,
     },
     {
       name: 'a rules file with a Deployment in it',
