@@ -1,6 +1,7 @@
 // `npm run bench`: the companion against the Node floor in one interleaved run (issues 6, 11). Servers run on core 0;
 // this process (load generator, probe clients), the app and the liveness prober on core 1. Prints the tables
-// and writes them, with machine info, into BENCHMARKS.md. `--soak SECONDS` runs the soak instead (soak.mjs).
+// and writes them, with machine info, into BENCHMARKS.md. `--soak SECONDS` runs the soak instead (soak.mjs);
+// `--inject` inject's time and memory by input size (inject.mjs).
 
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -8,6 +9,7 @@ import { grpcProbe, httpProbe, load, tcpProbe } from './clients.mjs';
 import { CLI, contenders, launch, POD, probeCompanion, probeFloor } from './contenders.mjs';
 import { fleetOptions } from './fleet-options.mjs';
 import { runFleetParts } from './fleet-run.mjs';
+import { injectPlan, renderInject, runInject } from './inject.mjs';
 import {
   CLIENT_CORE,
   cpuMicros,
@@ -27,6 +29,7 @@ import { percentile } from './stats.mjs';
 let soakPlan;
 let parts;
 let fleetPlan;
+let injectSizes;
 try {
   const { values } = parseArgs({
     options: {
@@ -34,19 +37,29 @@ try {
       ratios: { type: 'boolean' },
       fleet: { type: 'boolean' },
       contention: { type: 'boolean' },
+      inject: { type: 'boolean' },
       node: { type: 'string', multiple: true },
     },
   });
   if (values.soak !== undefined) soakPlan = soakOptions(values.soak, process.env);
-  const chosen = ['ratios', 'fleet', 'contention'].filter((part) => values[part]);
-  // No part named: all three (a soak is a run of its own).
-  parts = new Set(
-    soakPlan !== undefined ? [] : chosen.length > 0 ? chosen : ['ratios', 'fleet', 'contention'],
-  );
+  const all = ['ratios', 'fleet', 'contention', 'inject'];
+  const chosen = all.filter((part) => values[part]);
+  // No part named: all of them (a soak is a run of its own).
+  parts = new Set(soakPlan !== undefined ? [] : chosen.length > 0 ? chosen : all);
   if (parts.has('fleet') || parts.has('contention')) fleetPlan = fleetOptions(values.node ?? [], process.env);
+  if (parts.has('inject')) injectSizes = injectPlan(process.env);
 } catch (err) {
   process.stderr.write(`bench/run.mjs: ${err.message}\n`);
   process.exit(2);
+}
+
+// inject is one process at a time on whatever core is free, judged on its own CPU time: unpinned, first.
+if (injectSizes !== undefined && process.env.BENCH_PINNED !== '1') {
+  const cli = process.env.BENCH_CLI ?? 'dist/cli.mjs';
+  const text = renderInject(runInject(injectSizes, cli), machineInfo(cli));
+  process.stdout.write(`${text}\n`);
+  if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, 'inject');
+  if (![...parts].some((part) => part !== 'inject')) process.exit(0);
 }
 
 // The fleet and contention parts run unpinned (their pods and busy siblings spread over every core as on a node),
