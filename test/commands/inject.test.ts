@@ -225,6 +225,21 @@ describe('osm-healthcheck inject', () => {
     }
   });
 
+  it('a reader that closes the pipe early (| head -1) ends inject quietly, with the status of a broken pipe', async () => {
+    // Far more output than a pipe holds (64 KiB), so inject is still writing when head has gone.
+    const input = Array.from({ length: 200 }, () => fixture('deployment.yaml')).join('---\n');
+    // bash's pipeline: head's stdin is inject's stdout, and nothing else holds that pipe open.
+    const script = `"$0" "$1" inject | head -1; echo "inject exit status: \${PIPESTATUS[0]}"`;
+    const result = await execa('bash', ['-c', script, process.execPath, CLI], {
+      input,
+      reject: false,
+      cwd: ROOT,
+    });
+    const firstLine = fixture('deployment.injected.yaml').split('\n')[0];
+    // 141 = 128 + SIGPIPE, what a shell reports for `yes | head -1` (docs/inject.md).
+    expect(result).toMatchObject({ stdout: `${firstLine}\ninject exit status: 141`, stderr: AUTO_UNCHECKED });
+  });
+
   it('-o json prints JSON', async () => {
     const result = await inject(['-o', 'json'], fixture('pod-https.yaml'));
     expect(result.exitCode).toBe(0);

@@ -153,6 +153,13 @@ describe('injectManifests errors name the document and the line', () => {
         /^document 2, line 16: Deployment\/d: spec.template: a Deployment needs a pod template here, got nothing$/,
     },
     {
+      name: 'an opt-out annotation neither "true" nor "false"',
+      source:
+        'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    osm-healthcheck/rewrite-probes: "no"\nspec:\n  containers: [{name: a}]\n',
+      message:
+        /^document 1, line 6: Pod\/p: metadata.annotations.osm-healthcheck\/rewrite-probes: must be "true" or "false", got "no"$/,
+    },
+    {
       name: 'a container without a name',
       source:
         'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: a\n    - image: b\n',
