@@ -2,8 +2,8 @@
 // drains; on SIGINT drains at once.
 
 import pkg from '../../package.json' with { type: 'json' };
-import { describeValue, HealthcheckError, UsageError } from '../errors.js';
-import { flagOrEnv, parseFlags } from '../flags.js';
+import { HealthcheckError } from '../errors.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { lazyExposition } from '../metrics/load-exposition.js';
 import { Recorder } from '../metrics/recorder.js';
@@ -63,12 +63,11 @@ async function run(argv: readonly string[]): Promise<void> {
     'log-level': { type: 'string' },
     'shutdown-grace': { type: 'string' },
   });
-  if (positionals.length > 0)
-    throw new UsageError(`serve takes no arguments, got ${describeValue(positionals[0])}`);
+  noArguments('serve', positionals);
 
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
+    throw badFlagValue('--log-level', level, LOG_LEVELS.join(', '));
   }
   const portsText = flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS');
   const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenPorts(portsText);
