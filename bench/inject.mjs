@@ -11,12 +11,19 @@ import { bigMap, deployments } from './inject-inputs.mjs';
 
 const say = (text) => process.stderr.write(`${text}\n`);
 
-/** The sizes measured; BENCH_INJECT_SCALE (e.g. 0.01) shrinks them all, for the test that keeps this working. */
+/**
+ * The sizes measured, each BENCH_INJECT_ROUNDS times (default 3, the median kept); BENCH_INJECT_SCALE (e.g. 0.01)
+ * shrinks them all, for the test that keeps this working.
+ */
 export function injectPlan(env = process.env) {
+  const rounds = Number(env.BENCH_INJECT_ROUNDS ?? 3);
+  if (!(Number.isInteger(rounds) && rounds >= 1)) {
+    throw new Error(`BENCH_INJECT_ROUNDS must be a whole number 1 or more, got ${env.BENCH_INJECT_ROUNDS}`);
+  }
   const scale = Number(env.BENCH_INJECT_SCALE ?? 1);
   if (!(scale > 0 && scale <= 1))
     throw new Error(`BENCH_INJECT_SCALE must be in (0, 1], got ${env.BENCH_INJECT_SCALE}`);
-  return [
+  const sizes = [
     ...[1, 2, 4, 8, 16].map((mb) => ({
       name: `one map, ${mb} MiB`,
       shape: 'map',
@@ -29,6 +36,13 @@ export function injectPlan(env = process.env) {
       make: () => deployments(Math.max(1, Math.round(count * scale))),
     })),
   ];
+  return sizes.map((size) => ({ ...size, rounds }));
+}
+
+/** The run of median CPU time among `runs`. */
+function median(runs) {
+  const sorted = [...runs].sort((a, b) => a.cpuSeconds - b.cpuSeconds);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
 /** Runs `node ...args` with stdout to a file: wall seconds, CPU seconds, peak RSS (MiB), output bytes. */
@@ -68,9 +82,14 @@ export function runInject(plan, cli = 'dist/cli.mjs') {
       writeFileSync(file, input.make());
       const megabytes = statSync(file).size / 2 ** 20;
       say(`inject: ${input.name} (${megabytes.toFixed(1)} MiB)`);
-      const baseline = measure(dir, ['bench/yaml-baseline.mjs', file]);
-      const inject = measure(dir, [cli, 'inject', '-f', file]);
-      rows.push({ ...input, megabytes, baseline, inject });
+      const baselines = [];
+      const injects = [];
+      // Interleaved, so a burst of load on the machine falls on both alike.
+      for (let round = 0; round < input.rounds; round++) {
+        baselines.push(measure(dir, ['bench/yaml-baseline.mjs', file]));
+        injects.push(measure(dir, [cli, 'inject', '-f', file]));
+      }
+      rows.push({ ...input, megabytes, baseline: median(baselines), inject: median(injects) });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

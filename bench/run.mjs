@@ -56,7 +56,8 @@ try {
 // inject is one process at a time on whatever core is free, judged on its own CPU time: unpinned, first.
 if (injectSizes !== undefined && process.env.BENCH_PINNED !== '1') {
   const cli = process.env.BENCH_CLI ?? 'dist/cli.mjs';
-  const text = renderInject(runInject(injectSizes, cli), machineInfo(cli));
+  const info = machineInfo(cli);
+  const text = renderInject(runInject(injectSizes, cli), info);
   process.stdout.write(`${text}\n`);
   if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, 'inject');
   if (![...parts].some((part) => part !== 'inject')) process.exit(0);

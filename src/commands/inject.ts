@@ -19,8 +19,10 @@ const USAGE = `Usage: osm-healthcheck inject [-f FILE | -f - | -] [--image IMAGE
                               [--companion-cpu-limit QUANTITY] [-o yaml|json]
 
 Rewrites the probes of Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers,
-Jobs, CronJobs (and the items of a List) so kubelet asks the osm-healthcheck companion, and adds the
-companion and its init container. Other documents pass through untouched.
+Jobs, CronJobs, Argo Rollouts and OpenKruise's CloneSets, StatefulSets and DaemonSets (and the items of a List)
+so kubelet asks the osm-healthcheck companion, and adds the companion and its init container. Other documents
+pass through untouched; one without kind or apiVersion, or of another kind with a pod template, with a warning.
+Input that is no manifest (binary, a string or list, nothing at all) is an error.
 
 The companion is a native sidecar (an init container with restartPolicy: Always) where --kube-version says the
 cluster is 1.33+ (native sidecars GA); else it goes first among the containers, with a postStart hook
@@ -43,8 +45,8 @@ Flags:
                                cluster has them (1.29+, or 1.28 with --sidecar-containers-gate), and as
                                asked where no --kube-version is given; first: always first among the containers
       --native-sidecar         an alias of --placement native-sidecar (kept for existing scripts)
-      --kube-version X.Y       the cluster's Kubernetes version (kubectl version), for the API server and the
-                               kubelets: the placement is then decided as the webhook does
+      --kube-version X.Y       the cluster's Kubernetes version (kubectl version), 1.19 or later, for the API
+                               server and the kubelets: the placement is then decided as the webhook does
       --sidecar-containers-gate  with --kube-version 1.28: the SidecarContainers feature gate is on
       --pod-security LEVEL     the Pod Security level the namespace enforces (${POD_SECURITY_LEVELS.join('|')}), as
                                the webhook reads it from the namespace: above privileged, no init container
@@ -59,8 +61,9 @@ Flags:
                                read (ValidatingAdmissionPolicy, Kyverno, Gatekeeper) that demand one
   -o, --output FORMAT          yaml (default) or json
 
-Pod templates annotated osm-healthcheck/rewrite-probes: "false" are left alone.
-Warnings go to stderr; exit code 1 and no output when any document is invalid.`;
+Pod templates annotated osm-healthcheck/rewrite-probes: "false" are left alone ("true" or "false" only).
+Warnings go to stderr; exit code 1 and no output when any document is invalid; 141 when the reader of stdout
+closes it early (| head).`;
 
 async function readRules(file: string | undefined) {
   if (file === undefined) return undefined;

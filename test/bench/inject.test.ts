@@ -16,7 +16,7 @@ describe('bench/run.mjs --inject', () => {
       copyFileSync(`${ROOT}BENCHMARKS.md`, copy);
       await runScript('scripts/build.mjs', [], { timeoutMs: 120_000 });
       const { code, stdout, stderr } = await runScript('bench/run.mjs', ['--inject'], {
-        env: { BENCH_FILE: copy, BENCH_INJECT_SCALE: '0.01' },
+        env: { BENCH_FILE: copy, BENCH_INJECT_SCALE: '0.01', BENCH_INJECT_ROUNDS: '1' },
         timeoutMs: 170_000,
       });
       expect(code, stderr).toBe(0);
