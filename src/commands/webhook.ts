@@ -1,7 +1,6 @@
 // `osm-healthcheck webhook`: flags -> the mutating admission webhook (src/webhook), until SIGTERM or SIGINT.
 
 import { join } from 'node:path';
-import { describeValue, UsageError } from '../errors.js';
 import { badFlagValue, flagOrEnv, noArguments, parseFlags } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';

@@ -319,7 +319,8 @@ describe('osm-healthcheck inject', () => {
       args: ['--native-sidecar', '--placement', 'first'],
       input: fixture('deployment.yaml'),
       exitCode: 2,
-      stderr: /--native-sidecar is --placement native-sidecar, not first: give one \(--placement auto, native-sidecar, first, or --native-sidecar alone\) \[OSM_HC_USAGE\]$/,
+      stderr:
+        /--native-sidecar is --placement native-sidecar, not first: give one \(--placement auto, native-sidecar, first, or --native-sidecar alone\) \[OSM_HC_USAGE\]$/,
     },
     {
       name: 'the gate without a version',
@@ -439,7 +440,8 @@ describe('osm-healthcheck inject', () => {
       args: ['--companion-cpu-limit', '0'],
       input: fixture('deployment.yaml'),
       exitCode: 2,
-      stderr: /--companion-cpu-limit must be more than 0, got "0" \(a CPU quantity above 0, e.g. 500m or 0.5\) \[OSM_HC_USAGE\]$/,
+      stderr:
+        /--companion-cpu-limit must be more than 0, got "0" \(a CPU quantity above 0, e.g. 500m or 0.5\) \[OSM_HC_USAGE\]$/,
     },
   ])(
     'namespace rules: $name -> exit $exitCode, nothing on stdout',

@@ -172,7 +172,11 @@ describe('wait refuses bad usage: exit 2, naming the flag', () => {
       args: ['--timeout', '0'],
       message: '--timeout "0" is not accepted (seconds, more than 0 and at most 3600)',
     },
-    { name: 'a timeout over an hour', args: ['--timeout', '3601'], message: '--timeout "3601" is not accepted (seconds, more than 0 and at most 3600)' },
+    {
+      name: 'a timeout over an hour',
+      args: ['--timeout', '3601'],
+      message: '--timeout "3601" is not accepted (seconds, more than 0 and at most 3600)',
+    },
     {
       name: 'a timeout that is no number',
       args: ['--timeout', '5s'],
