@@ -1,7 +1,8 @@
-// `npm run bench`: the companion against the Node floor in one interleaved run (issues 6, 11). Servers run on core 0;
+// `npm run bench`: the companion against the Node floor in one interleaved run. Servers run on core 0;
 // this process (load generator, probe clients), the app and the liveness prober on core 1. Prints the tables
 // and writes them, with machine info, into BENCHMARKS.md. `--soak SECONDS` runs the soak instead (soak.mjs);
 // `--webhook` the webhook in a big cluster (webhook-cluster.mjs).
+// `--inject` inject's time and memory by input size (inject.mjs).
 
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -9,6 +10,7 @@ import { grpcProbe, httpProbe, load, tcpProbe } from './clients.mjs';
 import { CLI, contenders, launch, POD, probeCompanion, probeFloor } from './contenders.mjs';
 import { fleetOptions } from './fleet-options.mjs';
 import { runFleetParts } from './fleet-run.mjs';
+import { injectPlan, renderInject, runInject } from './inject.mjs';
 import {
   CLIENT_CORE,
   cpuMicros,
@@ -30,6 +32,7 @@ let soakPlan;
 let parts;
 let fleetPlan;
 let webhookRun;
+let injectSizes;
 try {
   const { values } = parseArgs({
     options: {
@@ -37,18 +40,19 @@ try {
       ratios: { type: 'boolean' },
       fleet: { type: 'boolean' },
       contention: { type: 'boolean' },
+      inject: { type: 'boolean' },
       node: { type: 'string', multiple: true },
       webhook: { type: 'boolean' },
     },
   });
   if (values.soak !== undefined) soakPlan = soakOptions(values.soak, process.env);
   if (values.webhook) webhookRun = webhookPlan(process.env);
-  const chosen = ['ratios', 'fleet', 'contention'].filter((part) => values[part]);
-  // No part named: all three (a soak is a run of its own).
-  parts = new Set(
-    soakPlan !== undefined ? [] : chosen.length > 0 ? chosen : ['ratios', 'fleet', 'contention'],
-  );
+  const all = ['ratios', 'fleet', 'contention', 'inject'];
+  const chosen = all.filter((part) => values[part]);
+  // No part named: all of them (a soak is a run of its own).
+  parts = new Set(soakPlan !== undefined ? [] : chosen.length > 0 ? chosen : all);
   if (parts.has('fleet') || parts.has('contention')) fleetPlan = fleetOptions(values.node ?? [], process.env);
+  if (parts.has('inject')) injectSizes = injectPlan(process.env);
 } catch (err) {
   process.stderr.write(`bench/run.mjs: ${err.message}\n`);
   process.exit(2);
@@ -62,6 +66,16 @@ if (webhookRun !== undefined) {
   if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, kind);
   else process.stderr.write(`BENCH_CLI=${process.env.BENCH_CLI}: BENCHMARKS.md left as it was\n`);
   process.exit(0);
+}
+
+// inject is one process at a time on whatever core is free, judged on its own CPU time: unpinned, first.
+if (injectSizes !== undefined && process.env.BENCH_PINNED !== '1') {
+  const cli = process.env.BENCH_CLI ?? 'dist/cli.mjs';
+  const info = machineInfo(cli);
+  const text = renderInject(runInject(injectSizes, cli), info);
+  process.stdout.write(`${text}\n`);
+  if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, 'inject');
+  if (![...parts].some((part) => part !== 'inject')) process.exit(0);
 }
 
 // The fleet and contention parts run unpinned (their pods and busy siblings spread over every core as on a node),

@@ -22,6 +22,24 @@ export function parseKubeVersion(text: string): KubeVersion | undefined {
 }
 
 /**
+ * The oldest version --kube-version takes: 1.19 made seccompProfile a securityContext field, which our
+ * containers set (RuntimeDefault), so an older API server would drop it.
+ */
+export const OLDEST_KUBE_VERSION: KubeVersion = { major: 1, minor: 19 };
+
+/** A --kube-version flag: a Kubernetes version, 1.19 or later (there is no Kubernetes 2 to speak of). */
+export function readKubeVersionFlag(text: string): { version: KubeVersion } | { invalid: string } {
+  const version = parseKubeVersion(text);
+  if (version === undefined || version.major !== 1) {
+    return { invalid: `${describeValue(text)} is no Kubernetes version` };
+  }
+  if (version.minor < OLDEST_KUBE_VERSION.minor) {
+    return { invalid: `${describeValue(text)} is older than ${formatVersion(OLDEST_KUBE_VERSION)}` };
+  }
+  return { version };
+}
+
+/**
  * The version in a GET /version answer: `major` and `minor` when they read as numbers, else `gitVersion`.
  * Throws an Error saying what the answer held when neither does.
  */

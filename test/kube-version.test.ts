@@ -1,7 +1,13 @@
 // Kubernetes versions as users write them and as API servers (upstream, EKS, GKE, k3s) report them.
 
 import { describe, expect, it } from 'vitest';
-import { atLeast, formatVersion, parseKubeVersion, versionFromApi } from '../src/kube-version.js';
+import {
+  atLeast,
+  formatVersion,
+  parseKubeVersion,
+  readKubeVersionFlag,
+  versionFromApi,
+} from '../src/kube-version.js';
 
 describe('parseKubeVersion', () => {
   it.each([
@@ -68,5 +74,20 @@ describe('atLeast and formatVersion', () => {
   ])('$version.major.$version.minor >= $at: $want', ({ version, at, want }) => {
     expect(atLeast(version, at[0] ?? 0, at[1] ?? 0)).toBe(want);
     expect(formatVersion(version)).toBe(`${version.major}.${version.minor}`);
+  });
+});
+
+describe('readKubeVersionFlag: a Kubernetes version, 1.19 or later', () => {
+  it.each(['1.19', 'v1.28.3', '1.36', 'v1.29.0+k3s1', '1.40'])('takes %s', (text) => {
+    expect(readKubeVersionFlag(text)).toEqual({ version: parseKubeVersion(text) });
+  });
+  it.each([
+    { text: '1.3', invalid: '"1.3" is older than 1.19' },
+    { text: '1.18.20', invalid: '"1.18.20" is older than 1.19' },
+    { text: '2.0', invalid: '"2.0" is no Kubernetes version' },
+    { text: '0.29', invalid: '"0.29" is no Kubernetes version' },
+    { text: 'latest', invalid: '"latest" is no Kubernetes version' },
+  ])('refuses $text', ({ text, invalid }) => {
+    expect(readKubeVersionFlag(text)).toEqual({ invalid });
   });
 });

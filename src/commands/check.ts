@@ -5,8 +5,8 @@
 import { formatJson, formatTable, passed, summary } from '../check/report.js';
 import { runDirect, runViaCompanion } from '../check/run.js';
 import { selectEntries } from '../check/select.js';
-import { describeValue, HealthcheckError, UsageError } from '../errors.js';
-import { flagOrEnv, parseFlags } from '../flags.js';
+import { HealthcheckError } from '../errors.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags, usageError } from '../flags.js';
 import { parseListenPorts } from '../ports.js';
 import { DEFAULT_PORTS, LISTENER_ROLES, PROBE_KINDS, PROBES_ENV } from '../scheme.js';
 import { loadProbeTable } from '../table/load.js';
@@ -45,25 +45,24 @@ async function run(argv: readonly string[]): Promise<void> {
     container: { type: 'string', multiple: true },
     output: { type: 'string', short: 'o' },
   });
-  if (positionals.length > 0)
-    throw new UsageError(`check takes no arguments, got ${describeValue(positionals[0])}`);
+  noArguments('check', positionals);
   const output = values.output ?? 'table';
   if (!(OUTPUTS as readonly string[]).includes(output)) {
-    throw new UsageError(`--output must be ${OUTPUTS.join(' or ')}, got ${describeValue(output)}`);
+    throw badFlagValue('--output', output, OUTPUTS.join(' or '));
   }
   const via = values['via-companion'] === true;
-  if (values.ports !== undefined && !via) throw new UsageError('--ports goes with --via-companion');
+  if (values.ports !== undefined && !via) {
+    throw usageError('--ports without --via-companion', '--ports goes with --via-companion');
+  }
   const portsText = via ? flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS') : undefined;
   const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenPorts(portsText);
   if (Object.values(ports).includes(0)) {
-    throw new UsageError(
-      `--ports must name the companion's ports; 0 cannot be dialled, got ${describeValue(portsText)}`,
-    );
+    throw badFlagValue('--ports', portsText, "the companion's ports; 0 cannot be dialled");
   }
   const host = podTargetHost();
   const table = await loadProbeTable({ file: values.probes, env: process.env[PROBES_ENV] });
   if (table === undefined) {
-    throw new UsageError(`no probe table: pass --probes FILE or set env ${PROBES_ENV} (as for serve)`);
+    throw usageError('no probe table', `pass --probes FILE or set env ${PROBES_ENV}, as for serve`);
   }
   const selected = selectEntries(table, { kinds: values.kind ?? [], containers: values.container ?? [] });
 

@@ -2,30 +2,27 @@
 // stderr. All or nothing: on any error nothing reaches stdout.
 
 import { readFile } from 'node:fs/promises';
-import { describeValue, HealthcheckError, UsageError } from '../errors.js';
-import { flagValue, parseFlags } from '../flags.js';
-import { parseKubeVersion } from '../kube-version.js';
+import { describeValue, HealthcheckError } from '../errors.js';
+import { badFlagValue, flagValue, parseFlags, usageError } from '../flags.js';
+import { formatVersion, OLDEST_KUBE_VERSION, readKubeVersionFlag } from '../kube-version.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { injectManifests, type OutputFormat, readNamespaceRules } from '../rewrite/manifest.js';
 import { MESH_FORMATS, MESHES, type Mesh } from '../rewrite/mesh-exclusion.js';
-import {
-  type ClusterKnowledge,
-  choosePlacement,
-  PLACEMENT_MODES,
-  placementFlags,
-} from '../rewrite/placement.js';
+import { type ClusterKnowledge, choosePlacement, PLACEMENT_MODES } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityKnowledge, parseLevel } from '../rewrite/pod-security.js';
-import { readCompanionCpuLimit } from '../rewrite/resources/defaults.js';
 import type { Command } from './command.js';
+import { cpuLimitOf, imageOf, placementOf } from './companion-flags.js';
 
-const USAGE = `Usage: osm-healthcheck inject [-f FILE|-] [--image IMAGE] [--placement MODE | --native-sidecar]
+const USAGE = `Usage: osm-healthcheck inject [-f FILE | -f - | -] [--image IMAGE] [--placement MODE | --native-sidecar]
                               [--kube-version X.Y] [--sidecar-containers-gate] [--pod-security LEVEL]
                               [--mesh-exclusion MESH] [--namespace-rules FILE]
                               [--companion-cpu-limit QUANTITY] [-o yaml|json]
 
 Rewrites the probes of Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers,
-Jobs, CronJobs (and the items of a List) so kubelet asks the osm-healthcheck companion, and adds the
-companion and its init container. Other documents pass through untouched.
+Jobs, CronJobs, Argo Rollouts and OpenKruise's CloneSets, StatefulSets and DaemonSets (and the items of a List)
+so kubelet asks the osm-healthcheck companion, and adds the companion and its init container. Other documents
+pass through untouched; one without kind or apiVersion, or of another kind with a pod template, with a warning.
+Input that is no manifest (binary, a string or list, nothing at all) is an error.
 
 The companion is a native sidecar (an init container with restartPolicy: Always) where --kube-version says the
 cluster is 1.33+ (native sidecars GA); else it goes first among the containers, with a postStart hook
@@ -48,8 +45,8 @@ Flags:
                                cluster has them (1.29+, or 1.28 with --sidecar-containers-gate), and as
                                asked where no --kube-version is given; first: always first among the containers
       --native-sidecar         an alias of --placement native-sidecar (kept for existing scripts)
-      --kube-version X.Y       the cluster's Kubernetes version (kubectl version), for the API server and the
-                               kubelets: the placement is then decided as the webhook does
+      --kube-version X.Y       the cluster's Kubernetes version (kubectl version), 1.19 or later, for the API
+                               server and the kubelets: the placement is then decided as the webhook does
       --sidecar-containers-gate  with --kube-version 1.28: the SidecarContainers feature gate is on
       --pod-security LEVEL     the Pod Security level the namespace enforces (${POD_SECURITY_LEVELS.join('|')}), as
                                the webhook reads it from the namespace: above privileged, no init container
@@ -64,8 +61,9 @@ Flags:
                                read (ValidatingAdmissionPolicy, Kyverno, Gatekeeper) that demand one
   -o, --output FORMAT          yaml (default) or json
 
-Pod templates annotated osm-healthcheck/rewrite-probes: "false" are left alone.
-Warnings go to stderr; exit code 1 and no output when any document is invalid.`;
+Pod templates annotated osm-healthcheck/rewrite-probes: "false" are left alone ("true" or "false" only).
+Warnings go to stderr; exit code 1 and no output when any document is invalid; 141 when the reader of stdout
+closes it early (| head).`;
 
 async function readRules(file: string | undefined) {
   if (file === undefined) return undefined;
@@ -80,62 +78,73 @@ async function readRules(file: string | undefined) {
   return readNamespaceRules(source, file);
 }
 
-function cpuLimitOf(text: string | undefined): string | undefined {
-  if (text === undefined) return undefined;
-  return flagValue(readCompanionCpuLimit(text), 'inject: --companion-cpu-limit ').value;
-}
-
-async function readInput(file: string | undefined): Promise<string> {
-  if (file === undefined || file === '-') {
-    if (process.stdin.isTTY)
-      throw new UsageError('inject: no input: give -f FILE or pipe a manifest to stdin');
+/** The -f file or stdin, as text: bytes that are no UTF-8 (a binary, UTF-16) are no manifest. */
+async function readInput(file: string | undefined): Promise<{ source: string; input: string }> {
+  const input = file === undefined || file === '-' ? 'stdin' : file;
+  let bytes: Buffer;
+  if (input === 'stdin') {
+    if (process.stdin.isTTY) throw usageError('no input', 'give -f FILE, or pipe a manifest to stdin');
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
+    bytes = Buffer.concat(chunks);
+  } else {
+    try {
+      bytes = await readFile(input);
+    } catch (err) {
+      throw new HealthcheckError('OSM_HC_MANIFEST', `cannot read ${input}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
   }
   try {
-    return await readFile(file, 'utf8');
+    return { source: new TextDecoder('utf-8', { fatal: true }).decode(bytes), input };
   } catch (err) {
-    throw new HealthcheckError('OSM_HC_MANIFEST', `cannot read ${file}: ${(err as Error).message}`, {
-      cause: err,
-    });
+    const problem = 'is not UTF-8 text (binary data, or another encoding): not a YAML or JSON manifest';
+    throw new HealthcheckError('OSM_HC_MANIFEST', `${input}: ${problem}`, { cause: err });
   }
 }
 
+const KUBE_VERSION_ACCEPTED = `${formatVersion(OLDEST_KUBE_VERSION)} or later, e.g. 1.29 or v1.28.3 as kubectl version prints it`;
+
 function clusterOf(kubeVersion: string | undefined, sidecarGate: boolean): ClusterKnowledge {
-  if (kubeVersion === undefined) {
-    if (sidecarGate) throw new UsageError('--sidecar-containers-gate needs --kube-version 1.28');
-    return { state: 'unchecked' };
-  }
-  const version = parseKubeVersion(kubeVersion);
-  if (version === undefined) {
-    throw new UsageError(
-      `--kube-version must be a Kubernetes version such as 1.29 or v1.28.3, got ${describeValue(kubeVersion)}`,
+  const version =
+    kubeVersion === undefined
+      ? undefined
+      : flagValue(readKubeVersionFlag(kubeVersion), '--kube-version ', KUBE_VERSION_ACCEPTED).version;
+  // The SidecarContainers gate exists in 1.28 only as a choice: off by default there, on from 1.29, GA in 1.33.
+  if (sidecarGate && (version === undefined || version.major !== 1 || version.minor !== 28)) {
+    const given = version === undefined ? 'no --kube-version' : `--kube-version ${formatVersion(version)}`;
+    throw usageError(
+      `--sidecar-containers-gate means nothing with ${given}`,
+      'it goes with --kube-version 1.28, whose SidecarContainers gate is off by default; 1.29+ have native sidecars on',
     );
   }
-  return { state: 'known', version, sidecarGate };
+  return version === undefined ? { state: 'unchecked' } : { state: 'known', version, sidecarGate };
 }
 
 function podSecurityOf(text: string | undefined): PodSecurityKnowledge {
   if (text === undefined) return { state: 'unchecked' };
   const level = parseLevel(text);
-  if (level === undefined) {
-    throw new UsageError(
-      `inject: --pod-security must be one of ${POD_SECURITY_LEVELS.join(', ')}, got ${describeValue(text)}`,
-    );
-  }
+  if (level === undefined) throw badFlagValue('--pod-security', text, POD_SECURITY_LEVELS.join(', '));
   return { state: 'known', policy: { level, version: 'latest', source: '--pod-security' } };
 }
 
 function meshOf(text: string | undefined): Mesh | undefined {
   if (text === undefined) return undefined;
   const mesh = MESHES.find((name) => name === text);
-  if (mesh === undefined) {
-    throw new UsageError(
-      `inject: --mesh-exclusion must be one of ${MESHES.join(', ')} (osm: OSM and osm-edge), got ${describeValue(text)}`,
-    );
-  }
+  if (mesh === undefined)
+    throw badFlagValue('--mesh-exclusion', text, `${MESHES.join(', ')}; osm: OSM and osm-edge`);
   return mesh;
+}
+
+/** -f FILE, -f -, a lone - (stdin, as the synopsis offers), or nothing (stdin). */
+function inputOf(filename: string | undefined, positionals: readonly string[]): string | undefined {
+  if (positionals.length === 0) return filename;
+  if (positionals.length === 1 && positionals[0] === '-' && filename === undefined) return '-';
+  throw usageError(
+    `unexpected argument ${describeValue(positionals[0])}`,
+    'give the manifest with -f FILE; -f - or a lone - for stdin, once',
+  );
 }
 
 export const injectCommand: Command = {
@@ -155,24 +164,15 @@ export const injectCommand: Command = {
       'companion-cpu-limit': { type: 'string' },
       output: { type: 'string', short: 'o', default: 'yaml' },
     });
-    if (positionals.length > 0) {
-      throw new UsageError(
-        `inject: unexpected argument "${positionals[0]}" (give the manifest with -f FILE)`,
-      );
-    }
+    const file = inputOf(values.filename, positionals);
     const format = values.output;
-    if (format !== 'yaml' && format !== 'json') {
-      throw new UsageError(`inject: --output must be "yaml" or "json", got "${format}"`);
-    }
-    const image = values.image ?? DEFAULT_IMAGE;
-    if (image === '' || /\s/.test(image)) {
-      throw new UsageError(`inject: --image must be an image reference without spaces, got "${image}"`);
-    }
+    if (format !== 'yaml' && format !== 'json') throw badFlagValue('--output', format, 'yaml or json');
+    const image = imageOf(values.image ?? DEFAULT_IMAGE);
     const cluster = clusterOf(values['kube-version'], values['sidecar-containers-gate']);
-    const mode = flagValue(placementFlags(values.placement, values['native-sidecar']), 'inject: ').mode;
+    const mode = placementOf(values.placement, values['native-sidecar']);
     // --kube-version stands for the kubelets too: unchecked kubelets take the cluster's version.
     const placement = choosePlacement(mode, cluster, { state: 'unchecked' });
-    const source = await readInput(values.filename);
+    const { source, input } = await readInput(file);
     const podSecurity = podSecurityOf(values['pod-security']);
     const meshExclusion = meshOf(values['mesh-exclusion']);
     const companionCpuLimit = cpuLimitOf(values['companion-cpu-limit']);
@@ -190,6 +190,7 @@ export const injectCommand: Command = {
       options,
       format satisfies OutputFormat,
       namespaceRules,
+      input,
     );
     // Said whenever a pod that keeps running got the companion: never a silent choice. A warning where the
     // cluster may refuse it, or where a native sidecar was asked for and not granted (the webhook returns that

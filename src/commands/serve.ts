@@ -2,8 +2,8 @@
 // drains; on SIGINT drains at once.
 
 import pkg from '../../package.json' with { type: 'json' };
-import { describeValue, HealthcheckError, UsageError } from '../errors.js';
-import { flagOrEnv, parseFlags } from '../flags.js';
+import { HealthcheckError } from '../errors.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags, usageError } from '../flags.js';
 import { createLogger, LOG_LEVELS, levelOfVerbosity, VERBOSITY_NAMES } from '../log.js';
 import { lazyExposition } from '../metrics/load-exposition.js';
 import { Recorder } from '../metrics/recorder.js';
@@ -75,19 +75,17 @@ function describeEntry(entry: ProbeEntry): string {
 function logLevel(logLevelFlag: string | undefined, verbosity: string | undefined, compat: boolean): string {
   if (verbosity !== undefined) {
     if (!compat)
-      throw new UsageError("--verbosity goes with --osm-edge-compat; serve's own flag is --log-level");
-    if (logLevelFlag !== undefined) throw new UsageError('give --verbosity or --log-level, not both');
+      throw usageError('--verbosity goes with --osm-edge-compat', "serve's own flag is --log-level");
+    if (logLevelFlag !== undefined) throw usageError('--verbosity and --log-level both given', 'one of them');
     const level = levelOfVerbosity(verbosity);
     if (level === undefined) {
-      throw new UsageError(
-        `--verbosity must be one of ${VERBOSITY_NAMES.join(', ')}, got ${describeValue(verbosity)}`,
-      );
+      throw badFlagValue('--verbosity', verbosity, VERBOSITY_NAMES.join(', '));
     }
     return level;
   }
   const level = flagOrEnv(logLevelFlag, 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
+    throw badFlagValue('--log-level', level, LOG_LEVELS.join(', '));
   }
   return level;
 }
@@ -103,8 +101,7 @@ async function run(argv: readonly string[]): Promise<void> {
     'osm-edge-compat': { type: 'boolean' },
     verbosity: { type: 'string', short: 'v' },
   });
-  if (positionals.length > 0)
-    throw new UsageError(`serve takes no arguments, got ${describeValue(positionals[0])}`);
+  noArguments('serve', positionals);
 
   const compat = values['osm-edge-compat'] === true;
   const level = logLevel(values['log-level'], values.verbosity, compat);
@@ -126,8 +123,9 @@ async function run(argv: readonly string[]): Promise<void> {
   const table = await loadProbeTable({ file: values.probes, env: process.env[PROBES_ENV] });
   if (compat && table !== undefined) {
     const from = values.probes === undefined ? `env ${PROBES_ENV}` : '--probes';
-    throw new UsageError(
-      `--osm-edge-compat serves ${HEALTHCHECK_PATH} alone, but a probe table came from ${from}: its routes need ports 15901-15903, where osm-edge's sidecar listens`,
+    throw usageError(
+      `--osm-edge-compat serves ${HEALTHCHECK_PATH} alone, but a probe table came from ${from}`,
+      "no table: its routes need ports 15901-15903, where osm-edge's sidecar listens",
     );
   }
   const roles: readonly ListenerRole[] = compat ? ['healthcheck'] : LISTENER_ROLES;

@@ -5,8 +5,8 @@
 
 import { isIP } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeValue, HealthcheckError, UsageError } from '../errors.js';
-import { flagOrEnv, parseFlags } from '../flags.js';
+import { HealthcheckError } from '../errors.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags } from '../flags.js';
 import { parseListenPorts } from '../ports.js';
 import { DEFAULT_PORTS, LISTENER_ROLES } from '../scheme.js';
 import { getHealthz, healthzUrl } from '../wait/healthz.js';
@@ -31,9 +31,7 @@ Flags (each also read from the environment variable shown, as serve reads it; fl
 function parseTimeout(text: string): number {
   const seconds = Number(text);
   if (text.trim() === '' || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_TIMEOUT_SECONDS) {
-    throw new UsageError(
-      `--timeout must be a number of seconds, more than 0 and at most ${MAX_TIMEOUT_SECONDS}, got ${describeValue(text)}`,
-    );
+    throw badFlagValue('--timeout', text, `seconds, more than 0 and at most ${MAX_TIMEOUT_SECONDS}`);
   }
   return Math.round(seconds * 1000);
 }
@@ -42,7 +40,7 @@ function parseTimeout(text: string): number {
 function dialHost(bind: string | undefined): string {
   if (bind === undefined || bind === '::' || bind === '0.0.0.0') return '127.0.0.1';
   if (isIP(bind) === 0) {
-    throw new UsageError(`--host must be an IP address, got ${describeValue(bind)}`);
+    throw badFlagValue('--host', bind, 'an IP address');
   }
   return bind;
 }
@@ -53,12 +51,10 @@ async function run(argv: readonly string[]): Promise<void> {
     host: { type: 'string' },
     timeout: { type: 'string' },
   });
-  if (positionals.length > 0) {
-    throw new UsageError(`wait takes no arguments, got ${describeValue(positionals[0])}`);
-  }
+  noArguments('wait', positionals);
   const portsText = flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS');
   const port = (portsText === undefined ? DEFAULT_PORTS : parseListenPorts(portsText)).healthcheck;
-  if (port === 0) throw new UsageError('--ports: wait needs the real healthcheck port, got 0');
+  if (port === 0) throw badFlagValue('--ports', portsText, 'the real healthcheck port, not 0');
   const host = dialHost(flagOrEnv(values.host, 'OSM_HEALTHCHECK_HOST'));
   const plan: WaitPlan = {
     ...DEFAULT_PLAN,

@@ -1,17 +1,16 @@
 // `osm-healthcheck webhook`: flags -> the mutating admission webhook (src/webhook), until SIGTERM or SIGINT.
 
 import { join } from 'node:path';
-import { describeValue, UsageError } from '../errors.js';
-import { flagOrEnv, flagValue, parseFlags } from '../flags.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
-import { PLACEMENT_MODES, placementFlags } from '../rewrite/placement.js';
+import { PLACEMENT_MODES } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
-import { readCompanionCpuLimit } from '../rewrite/resources/defaults.js';
 import { MUTATE_PATH } from '../webhook/app.js';
 import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import { startWebhook } from '../webhook/server.js';
 import type { Command } from './command.js';
+import { cpuLimitOf, imageOf, placementOf } from './companion-flags.js';
 import { TLS_DEFAULTS, TLS_FLAGS, tlsChoice, tlsSource } from './webhook-tls.js';
 
 const DEFAULT_PORT = 9443;
@@ -84,7 +83,7 @@ Flags (each also read from the environment variable shown; flags win):
 function parsePort(text: string): number {
   const port = Number(text);
   if (!/^\d+$/.test(text) || port > 65535) {
-    throw new UsageError(`--port must be a port 0-65535, got ${describeValue(text)}`);
+    throw badFlagValue('--port', text, 'a port 0-65535');
   }
   return port;
 }
@@ -104,28 +103,19 @@ function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): K
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`--kube-api must be an https:// URL, got ${describeValue(text)}`);
+    throw badFlagValue('--kube-api', text, 'an https:// URL');
   }
   if (url.protocol !== 'https:') {
-    throw new UsageError(`--kube-api must be an https:// URL, got ${describeValue(text)}`);
+    throw badFlagValue('--kube-api', text, 'an https:// URL');
   }
   return { url: url.origin, caFile, tokenFile };
-}
-
-/**
- * --companion-cpu-limit in the API server's stored form (`0.5` -> `500m`), read as inject reads it
- * (rewrite/resources/defaults.ts); empty is none (the chart's default).
- */
-export function cpuLimit(text: string | undefined): string | undefined {
-  if (text === undefined || text.trim() === '') return undefined;
-  return flagValue(readCompanionCpuLimit(text), '--companion-cpu-limit ').value;
 }
 
 function parseBoolean(text: string, name: string): boolean {
   const value = text.trim().toLowerCase();
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;
-  throw new UsageError(`env ${name} must be true or false, got ${describeValue(text)}`);
+  throw badFlagValue(`env ${name}`, text, 'true or false');
 }
 
 async function run(argv: readonly string[]): Promise<void> {
@@ -144,22 +134,15 @@ async function run(argv: readonly string[]): Promise<void> {
     'kube-token-file': { type: 'string' },
     'log-level': { type: 'string' },
   });
-  if (positionals.length > 0) {
-    throw new UsageError(`webhook takes no arguments, got ${describeValue(positionals[0])}`);
-  }
+  noArguments('webhook', positionals);
   const tls = tlsChoice(values);
   const portText = flagOrEnv(values.port, 'OSM_HEALTHCHECK_WEBHOOK_PORT');
   const port = portText === undefined ? DEFAULT_PORT : parsePort(portText);
   const image = flagOrEnv(values.image, 'OSM_HEALTHCHECK_IMAGE') ?? DEFAULT_IMAGE;
-  if (/\s/.test(image)) {
-    throw new UsageError(`--image must be an image reference without spaces, got ${describeValue(image)}`);
-  }
-  // --placement, else its alias --native-sidecar, else auto; the two saying different things is an error.
-  const { mode: placement } = flagValue(
-    placementFlags(
-      flagOrEnv(values.placement, 'OSM_HEALTHCHECK_PLACEMENT'),
-      flagOrEnvBoolean(values['native-sidecar'], 'OSM_HEALTHCHECK_NATIVE_SIDECAR'),
-    ),
+  imageOf(image);
+  const placement = placementOf(
+    flagOrEnv(values.placement, 'OSM_HEALTHCHECK_PLACEMENT'),
+    flagOrEnvBoolean(values['native-sidecar'], 'OSM_HEALTHCHECK_NATIVE_SIDECAR'),
   );
   const sidecarGate = flagOrEnvBoolean(
     values['sidecar-containers-gate'],
@@ -176,16 +159,14 @@ async function run(argv: readonly string[]): Promise<void> {
     flagOrEnv(values['pod-security-default'], 'OSM_HEALTHCHECK_POD_SECURITY_DEFAULT') ?? 'privileged';
   const defaultLevel = parseLevel(defaultText);
   if (defaultLevel === undefined) {
-    throw new UsageError(
-      `--pod-security-default must be one of ${POD_SECURITY_LEVELS.join(', ')}, got ${describeValue(defaultText)}`,
-    );
+    throw badFlagValue('--pod-security-default', defaultText, POD_SECURITY_LEVELS.join(', '));
   }
-  const companionCpuLimit = cpuLimit(
+  const companionCpuLimit = cpuLimitOf(
     flagOrEnv(values['companion-cpu-limit'], 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT'),
   );
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${describeValue(level)}`);
+    throw badFlagValue('--log-level', level, LOG_LEVELS.join(', '));
   }
 
   const log = createLogger(level);

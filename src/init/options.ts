@@ -1,8 +1,7 @@
 // `init` flags -> validated InitOptions -> the init script's argv. Pure: every bad flag is a UsageError here,
 // before any script runs.
 
-import { describeValue, UsageError } from '../errors.js';
-import { parseFlags } from '../flags.js';
+import { badFlagValue, noArguments, parseFlags } from '../flags.js';
 import { DEFAULT_INIT_PORTS, formatPortRanges, type PortRange, parsePortRanges } from '../ports.js';
 import { COMPANION_UID } from '../scheme.js';
 
@@ -30,7 +29,7 @@ function oneOf<T extends string>(
 ): T {
   if (value === undefined) return fallback;
   if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}, got ${describeValue(value)}`);
+  throw badFlagValue(`--${flag}`, value, allowed.join(', '));
 }
 
 /** (uid_t)-1 means "no change" to the kernel, so the largest real user id is one less. */
@@ -42,9 +41,7 @@ const MAX_UID = 4_294_967_294;
  */
 export function parseUid(text: string): number {
   if (!/^[1-9]\d{0,9}$/.test(text) || Number(text) > MAX_UID) {
-    throw new UsageError(
-      `--uid must be a non-root user id 1-${MAX_UID} (the companion's runAsUser), got ${describeValue(text)}`,
-    );
+    throw badFlagValue('--uid', text, `a non-root user id 1-${MAX_UID}, the companion's runAsUser`);
   }
   return Number(text);
 }
@@ -58,9 +55,7 @@ export function parseInitOptions(argv: readonly string[]): InitOptions {
     ipv6: { type: 'string' },
     backend: { type: 'string' },
   });
-  if (positionals.length > 0) {
-    throw new UsageError(`init takes no arguments, got ${describeValue(positionals[0])}`);
-  }
+  noArguments('init', positionals);
   return {
     ports: values.ports === undefined ? DEFAULT_INIT_PORTS : parsePortRanges(values.ports),
     uid: values.uid === undefined ? COMPANION_UID : parseUid(values.uid),

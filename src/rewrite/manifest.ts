@@ -1,21 +1,24 @@
 // inject over a stream of YAML or JSON documents: find the pod templates, rewrite each spec, and edit the
 // YAML nodes in place, so document order, comments, key order and untouched fields come out as they went in.
+// One document at a time: parsed, checked, rewritten, printed, its nodes dropped; only the printed text is kept
+// until the whole stream has proved valid (all or nothing), so time and memory grow with the input, linearly.
 
 import { isDeepStrictEqual } from 'node:util';
 import {
+  Composer,
   type Document,
   isCollection,
   isMap,
   isNode,
   isPair,
-  LineCounter,
+  isScalar,
   type Node,
-  parseAllDocuments,
+  Parser,
   type ToStringOptions,
   visit,
 } from 'yaml';
-import { HealthcheckError } from '../errors.js';
-import { AnnotationError, type FieldPath, ManifestError } from './manifest-error.js';
+import { describeValue, HealthcheckError } from '../errors.js';
+import { AnnotationError, type FieldPath, formatPath, ManifestError } from './manifest-error.js';
 import { exclusionAnnotation, MESH_FORMATS } from './mesh-exclusion.js';
 import { withAnnotations } from './metadata.js';
 import { isOptedOut, rewritePodSpec } from './pod.js';
@@ -23,7 +26,7 @@ import { decideResources } from './resources/defaults.js';
 import { mergeRuleSets, type NamespaceRuleSet, ruleDocuments, rulesFor } from './resources/rule-documents.js';
 import { syncNode } from './sync.js';
 import type { PodSpec, RewriteOptions } from './types.js';
-import { podTemplates } from './workload.js';
+import { type PassedThrough, readWorkloads } from './workload.js';
 
 export type OutputFormat = 'yaml' | 'json';
 
@@ -41,41 +44,26 @@ export interface InjectResult {
   notes: string[];
 }
 
+const NO_RULES: NamespaceRuleSet = { limitRanges: [], resourceQuotas: [] };
+
 /**
- * Rewrites every workload in `source`; throws HealthcheckError (OSM_HC_MANIFEST) naming document and line.
+ * Rewrites every workload in `source`; throws HealthcheckError (OSM_HC_MANIFEST) naming the input (`input`:
+ * the -f file or stdin, when given), document and line.
  * `namespaceRules`: LimitRanges and ResourceQuotas from elsewhere (--namespace-rules), with the stream's own.
  */
 export function injectManifests(
   source: string,
   options: RewriteOptions,
   format: OutputFormat,
-  namespaceRules: NamespaceRuleSet = { limitRanges: [], resourceQuotas: [] },
+  namespaceRules: NamespaceRuleSet = NO_RULES,
+  input?: string,
 ): InjectResult {
-  const lineCounter = new LineCounter();
-  const docs = readStream(source, lineCounter);
-  const warnings: string[] = [];
-  let placedRunningPods = false;
-  const notes: string[] = [];
-  // Every rule of the stream counts for every workload of its namespace, wherever the two stand in it.
-  const rules = mergeRuleSets(
-    namespaceRules,
-    ...docs.map(({ doc, value, where }) => atDocument(doc, where, () => ruleDocuments(value))),
-  );
-  for (const { doc, value, where } of docs) {
-    if (format === 'yaml' && isCollection(doc.contents) && doc.contents.flow) toBlockStyle(doc);
-    const injected = atDocument(doc, where, () => injectDocument(doc, value, options, rules));
-    warnings.push(...injected.warnings);
-    placedRunningPods ||= injected.placedRunningPods;
-    notes.push(...injected.notes);
-  }
-  const output =
-    format === 'yaml'
-      ? yamlStream(
-          docs.map(({ doc }) => doc),
-          lineCounter,
-        )
-      : jsonStream(docs.map(({ doc }) => doc));
-  return { output, warnings, placedRunningPods, notes };
+  const prefix = input === undefined ? '' : `${input}: `;
+  // Every rule of the stream counts for every workload of its namespace, wherever the two stand in it. Rules
+  // usually come first or not at all; where one follows a workload, the stream is read again, all rules known.
+  const first = injectStream(source, options, format, namespaceRules, prefix, true);
+  if (!first.lateRules) return first.result;
+  return injectStream(source, options, format, first.rules, prefix, false).result;
 }
 
 /**
@@ -83,9 +71,10 @@ export function injectManifests(
  * errors name the file, the document and the field.
  */
 export function readNamespaceRules(source: string, file: string): NamespaceRuleSet {
-  const docs = readStream(source, new LineCounter(), `${file}: `);
-  return mergeRuleSets(
-    ...docs.map(({ doc, value, where }) =>
+  const sets: NamespaceRuleSet[] = [];
+  for (const read of readStream(source, `${file}: `)) {
+    const { doc, value, where } = read;
+    sets.push(
       atDocument(doc, where, () => {
         const found = ruleDocuments(value);
         if (found.limitRanges.length + found.resourceQuotas.length > 0 || value == null) return found;
@@ -98,37 +87,178 @@ export function readNamespaceRules(source: string, file: string): NamespaceRuleS
           'is no LimitRange or ResourceQuota (all --namespace-rules takes)',
         );
       }),
-    ),
-  );
+    );
+  }
+  return mergeRuleSets(...sets);
+}
+
+interface StreamPass {
+  result: InjectResult;
+  /** The rules the rewrite used, with the stream's own when `collect` was asked. */
+  rules: NamespaceRuleSet;
+  /** A rule stood after a workload, which was rewritten without it: read the stream again with `rules`. */
+  lateRules: boolean;
+}
+
+function injectStream(
+  source: string,
+  options: RewriteOptions,
+  format: OutputFormat,
+  known: NamespaceRuleSet,
+  prefix: string,
+  collect: boolean,
+): StreamPass {
+  const warnings: string[] = [];
+  const notes: string[] = [];
+  const chunks: string[] = [];
+  const values: unknown[] = [];
+  let placedRunningPods = false;
+  let rules = known;
+  let lateRules = false;
+  let workloadsSeen = false;
+  let style: Indentation = {};
+  for (const { doc, value, where } of readStream(source, prefix)) {
+    if (collect) {
+      const found = atDocument(doc, where, () => ruleDocuments(value));
+      if (found.limitRanges.length + found.resourceQuotas.length > 0) {
+        rules = mergeRuleSets(rules, found);
+        lateRules ||= workloadsSeen;
+      }
+    }
+    if (format === 'yaml') style = indentation(doc, source, style);
+    if (format === 'yaml' && isCollection(doc.contents) && doc.contents.flow) toBlockStyle(doc);
+    const injected = atDocument(doc, where, () => injectDocument(doc, value, options, rules));
+    workloadsSeen ||= injected.workloads > 0;
+    for (const { objectPath, why } of injected.passed) {
+      const item = objectPath.length === 0 ? '' : ` ${formatPath(objectPath)}:`;
+      warnings.push(`${where(offsetOf(doc, objectPath))}:${item} ${why}: passed through unchanged`);
+    }
+    warnings.push(...injected.warnings);
+    placedRunningPods ||= injected.placedRunningPods;
+    notes.push(...injected.notes);
+    if (format === 'yaml') chunks.push(doc.toString(yamlOptions(style)));
+    else if (value !== null && value !== undefined) values.push(injected.changed ? doc.toJS() : value);
+  }
+  const output = format === 'yaml' ? chunks.join('') : jsonStream(values);
+  return { result: { output, warnings, placedRunningPods, notes }, rules, lateRules };
 }
 
 interface StreamDocument {
-  doc: Document;
+  doc: Document.Parsed;
   value: unknown;
   where: (offset: number | undefined) => string;
 }
 
-/** The documents of a YAML (or JSON) stream with their values; a syntax error names its document and line. */
-function readStream(source: string, lineCounter: LineCounter, prefix = ''): StreamDocument[] {
-  const docs = Array.from(parseAllDocuments(source, { lineCounter }));
-  return docs.map((doc, index) => {
-    const where = (offset: number | undefined) =>
-      `${prefix}document ${index + 1}${offset === undefined ? '' : `, line ${lineCounter.linePos(offset).line}`}`;
+/**
+ * YAML 1.2 allows none of these anywhere in a stream, not even quoted (they must be escaped): C0 controls but
+ * tab, LF and CR, DEL, and C1 controls but NEL (yaml.org/spec/1.2.2, 5.1 Character Set). Seen in a manifest,
+ * they are binary data.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
+const NOT_YAML_TEXT = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFE\uFFFF]/;
+
+/**
+ * The documents of a YAML (or JSON) stream, one at a time, each with its value, checked: a syntax error,
+ * binary data, a duplicate key, or a document that is no object (a string, a list) names its document and line;
+ * a stream without any object is an error too. With yaml's own duplicate-key check (quadratic in a map's size)
+ * off: duplicateKey finds them in one pass.
+ */
+function* readStream(source: string, prefix: string): Generator<StreamDocument> {
+  const binary = NOT_YAML_TEXT.exec(source);
+  const composer = new Composer({ uniqueKeys: false });
+  let index = 0;
+  let objects = 0;
+  const fail = (where: string, problem: string, cause?: unknown): never => {
+    throw new HealthcheckError('OSM_HC_MANIFEST', `${prefix}${where}: ${problem}`, { cause });
+  };
+  for (const doc of composer.compose(new Parser().parse(source))) {
+    index += 1;
+    const number = index;
+    const place = (offset: number | undefined) =>
+      `document ${number}${offset === undefined ? '' : `, line ${lineOf(source, offset)}`}`;
+    const where = (offset: number | undefined) => `${prefix}${place(offset)}`;
+    if (binary !== null && binary.index < doc.range[2]) {
+      fail(place(binary.index), binaryProblem(binary[0]));
+    }
     const [error] = doc.errors;
     if (error !== undefined) {
-      // yaml's message ends in "at line L, column C:" and a code frame; we say the line our own way.
+      // yaml's message may end in "at line L, column C:" and a code frame; we say the line our own way.
       const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:$/, '');
       throw new HealthcheckError('OSM_HC_MANIFEST', `${where(error.pos[0])}: ${message}`, { cause: error });
     }
+    const duplicate = duplicateKey(doc);
+    if (duplicate !== undefined) {
+      const key = JSON.stringify(String(duplicate.key.value));
+      fail(place(duplicate.offset), `duplicate key ${key} in one map`);
+    }
+    let value: unknown;
     try {
-      return { doc, value: doc.toJS() as unknown, where };
+      value = doc.toJS();
     } catch (err) {
       // e.g. yaml's guard against alias bombs ("Excessive alias count").
-      throw new HealthcheckError('OSM_HC_MANIFEST', `${where(undefined)}: ${(err as Error).message}`, {
-        cause: err,
-      });
+      fail(place(undefined), (err as Error).message, err);
     }
+    if (value !== null && value !== undefined) {
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        fail(place(doc.contents?.range?.[0]), notAnObject(value));
+      }
+      objects += 1;
+    }
+    yield { doc, value, where };
+  }
+  const [error] = composer.streamInfo().errors;
+  if (error !== undefined) fail(`line ${lineOf(source, error.pos[0])}`, error.message.split('\n')[0] ?? '');
+  if (binary !== null) fail(`line ${lineOf(source, binary.index)}`, binaryProblem(binary[0]));
+  if (objects === 0) {
+    fail(
+      index === 0 ? 'no documents' : `${index} document${index === 1 ? '' : 's'}, none with an object`,
+      'the input is empty (or only comments): no YAML or JSON manifest to inject',
+    );
+  }
+}
+
+function binaryProblem(char: string): string {
+  const code = `U+${char.codePointAt(0)?.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `control character ${code}: binary data, not a YAML or JSON manifest`;
+}
+
+function notAnObject(value: unknown): string {
+  const what = Array.isArray(value) ? 'a list' : `a ${typeof value} (${describeValue(value)})`;
+  const hint = Array.isArray(value)
+    ? '; a list of objects goes in the items of a v1 List (kind: List), as kubectl get -o yaml writes it'
+    : '';
+  return `is ${what}, not a Kubernetes object (a map with apiVersion and kind)${hint}`;
+}
+
+/** The first key that appears twice in one map of `doc`, compared as yaml's own check does (equal scalars). */
+function duplicateKey(doc: Document): { key: { value: unknown }; offset: number } | undefined {
+  let found: { key: { value: unknown }; offset: number } | undefined;
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        if (!isScalar(key)) continue;
+        if (seen.has(key.value)) {
+          found = { key, offset: key.range?.[0] ?? 0 };
+          return visit.BREAK;
+        }
+        seen.add(key.value);
+      }
+      return undefined;
+    },
   });
+  return found;
+}
+
+/** The 1-based line of `offset`: counted only for an error or a warning, so no line table is kept. */
+function lineOf(source: string, offset: number): number {
+  let line = 1;
+  for (let at = source.indexOf('\n'); at >= 0 && at < offset; at = source.indexOf('\n', at + 1)) line += 1;
+  return line;
+}
+
+function columnOf(source: string, offset: number): number {
+  return offset - (source.lastIndexOf('\n', offset - 1) + 1);
 }
 
 /** `work`, its ManifestError (a path from the document root) turned into one naming the document and line. */
@@ -144,17 +274,27 @@ function atDocument<T>(doc: Document, where: (offset: number | undefined) => str
   }
 }
 
+interface DocumentResult extends Omit<InjectResult, 'output'> {
+  passed: PassedThrough[];
+  /** Pod templates found (rewritten or not). */
+  workloads: number;
+  /** Some node of the document was edited. */
+  changed: boolean;
+}
+
 function injectDocument(
   doc: Document,
   value: unknown,
   options: RewriteOptions,
   rules: NamespaceRuleSet,
-): Omit<InjectResult, 'output'> {
+): DocumentResult {
   const warnings: string[] = [];
   const notes: string[] = [];
   let placedRunningPods = false;
+  let changed = false;
   const given = rules.limitRanges.length + rules.resourceQuotas.length > 0;
-  for (const { specPath, annotations, resource, namespace, objectPath } of podTemplates(value)) {
+  const { templates, passed } = readWorkloads(value);
+  for (const { specPath, annotations, resource, namespace, objectPath } of templates) {
     const spec = valueAt(value, specPath);
     let known = options;
     if (given) {
@@ -202,6 +342,7 @@ function injectDocument(
       notes.push(`${resource}: ${placement.reason}`);
     }
     if (!result.changed) continue;
+    changed = true;
     syncAt(doc, specPath, result.spec, resource);
     if (Object.keys(result.annotations).length === 0) continue;
     const metadataPath = [...specPath.slice(0, -1), 'metadata'];
@@ -213,7 +354,7 @@ function injectDocument(
       resource,
     );
   }
-  return { warnings, placedRunningPods, notes };
+  return { warnings, placedRunningPods, notes, passed, workloads: templates.length, changed };
 }
 
 /**
@@ -270,52 +411,52 @@ function toBlockStyle(doc: Document): void {
   });
 }
 
-function yamlStream(docs: Document[], lineCounter: LineCounter): string {
-  const options: ToStringOptions = {
+function yamlOptions(style: Indentation): ToStringOptions {
+  return {
     // Never fold long lines: a long annotation stays on one line.
     lineWidth: 0,
     flowCollectionPadding: false,
-    ...indentation(docs, lineCounter),
+    indent: style.indent !== undefined && style.indent >= 1 && style.indent <= 8 ? style.indent : 2,
+    indentSeq: style.indentSeq ?? true,
   };
-  return docs.map((doc) => doc.toString(options)).join('');
+}
+
+interface Indentation {
+  indent?: number;
+  indentSeq?: boolean;
 }
 
 /**
- * The input's indentation, so a rewritten manifest diffs cleanly against its source: the first block map under
- * a key gives the width (2 or 4 are common), the first block sequence under a key whether sequences are
- * indented (`key:\n  - item`, as most hand-written manifests) or not (`key:\n- item`, kubectl's own output).
+ * The document's indentation (else the one before it had), so a rewritten manifest diffs cleanly against its
+ * source: the first block map under a key gives the width (2 or 4 are common), the first block sequence under a
+ * key whether sequences are indented (`key:\n  - item`, as most hand-written manifests) or not (`key:\n- item`,
+ * kubectl's own output). Flow collections (JSON) say nothing of either.
  */
-function indentation(docs: Document[], lineCounter: LineCounter): { indent: number; indentSeq: boolean } {
+function indentation(doc: Document, source: string, before: Indentation): Indentation {
   let indent: number | undefined;
   let indentSeq: boolean | undefined;
   const depth = (node: Node, parent: unknown): number | undefined => {
     if (!isPair(parent) || !isNode(parent.key) || !parent.key.range || !node.range) return undefined;
-    return lineCounter.linePos(node.range[0]).col - lineCounter.linePos(parent.key.range[0]).col;
+    return columnOf(source, node.range[0]) - columnOf(source, parent.key.range[0]);
   };
-  for (const doc of docs) {
-    visit(doc, {
-      Map(_, node, path) {
-        if (indent === undefined && !node.flow) indent = depth(node, path.at(-1));
-      },
-      Seq(_, node, path) {
-        if (indentSeq === undefined && !node.flow) {
-          const by = depth(node, path.at(-1));
-          if (by !== undefined) indentSeq = by > 0;
-        }
-      },
-    });
-  }
-  return {
-    indent: indent !== undefined && indent >= 1 && indent <= 8 ? indent : 2,
-    indentSeq: indentSeq ?? true,
-  };
+  visit(doc, {
+    Map(_, node, path) {
+      if (indent === undefined && !node.flow) indent = depth(node, path.at(-1));
+      return indent !== undefined && indentSeq !== undefined ? visit.BREAK : undefined;
+    },
+    Seq(_, node, path) {
+      if (indentSeq === undefined && !node.flow) {
+        const by = depth(node, path.at(-1));
+        if (by !== undefined) indentSeq = by > 0;
+      }
+      return indent !== undefined && indentSeq !== undefined ? visit.BREAK : undefined;
+    },
+  });
+  return { indent: indent ?? before.indent, indentSeq: indentSeq ?? before.indentSeq };
 }
 
-function jsonStream(docs: Document[]): string {
+function jsonStream(values: unknown[]): string {
   // An empty document (a trailing `---`) is no object to print.
-  const values = docs
-    .map((doc) => doc.toJS() as unknown)
-    .filter((value) => value !== null && value !== undefined);
   if (values.length === 0) return '';
   const value = values.length === 1 ? values[0] : { apiVersion: 'v1', kind: 'List', items: values };
   return `${JSON.stringify(value, null, 2)}\n`;

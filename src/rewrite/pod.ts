@@ -24,13 +24,26 @@ import type { Container, PodSpec, Probe, RewriteOptions, RewriteResult } from '.
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-/** `osm-healthcheck/rewrite-probes: "false"` on the pod (template) turns the rewrite off for it. */
+/**
+ * `osm-healthcheck/rewrite-probes`: "false" on the pod (template) turns the rewrite off for it, "true" (or no
+ * annotation) leaves it on; any other value is refused, as the other annotations refuse theirs: a "no" or "0"
+ * read as "on" would inject a pod its owner meant to keep out.
+ */
+export function readOptOut(
+  annotations: Record<string, unknown> | undefined,
+): { optedOut: boolean } | { invalid: string } {
+  const raw = annotations?.[OPT_OUT_ANNOTATION];
+  if (raw === undefined) return { optedOut: false };
+  const value = String(raw).trim().toLowerCase();
+  if (value === 'false') return { optedOut: true };
+  if (value === 'true') return { optedOut: false };
+  return { invalid: `must be "true" or "false", got ${describeValue(raw)}` };
+}
+
+/** The pod (template) says `osm-healthcheck/rewrite-probes: "false"` (readOptOut refuses other values). */
 export function isOptedOut(annotations: Record<string, unknown> | undefined): boolean {
-  return (
-    String(annotations?.[OPT_OUT_ANNOTATION] ?? '')
-      .trim()
-      .toLowerCase() === 'false'
-  );
+  const read = readOptOut(annotations);
+  return 'optedOut' in read && read.optedOut;
 }
 
 export function rewritePodSpec(
@@ -49,7 +62,9 @@ export function rewritePodSpec(
     warnings,
     changed: false,
   });
-  if (isOptedOut(annotations)) return unchanged([]);
+  const optOut = readOptOut(annotations);
+  if ('invalid' in optOut) throw new AnnotationError(resource, OPT_OUT_ANNOTATION, optOut.invalid);
+  if (optOut.optedOut) return unchanged([]);
 
   const facts = podFacts(spec, annotations, resource);
   checkResourceAnnotations(annotations, resource);

@@ -2,8 +2,9 @@
 // Pure, on plain JSON values; returns paths so the YAML layer can edit the nodes in place.
 
 import { describeValue } from '../errors.js';
+import { OPT_OUT_ANNOTATION } from '../scheme.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
-import { isOptedOut } from './pod.js';
+import { readOptOut } from './pod.js';
 import { RUN_TO_COMPLETION_ANNOTATION, readRunToCompletion } from './run-to-completion.js';
 
 export interface PodTemplateRef {
@@ -19,23 +20,46 @@ export interface PodTemplateRef {
   objectPath: FieldPath;
 }
 
+/** An object inject leaves as it is, and why: `manifest.ts` turns it into a warning naming it. */
+export interface PassedThrough {
+  /** From the document root to the object (an item of a List, or the document). */
+  objectPath: FieldPath;
+  why: string;
+}
+
 interface Kind {
   /** API groups the kind lives in; '' is the core group (`apiVersion: v1`). */
   groups: readonly string[];
   /** From the object to its pod template (the object that has `metadata` and `spec`). */
   template: FieldPath;
+  /** A field that stands instead of the template: the object then has no pods of its own to rewrite. */
+  insteadOfTemplate?: FieldPath;
 }
 
 const KINDS: Readonly<Record<string, Kind>> = {
   Pod: { groups: [''], template: [] },
   ReplicationController: { groups: [''], template: ['spec', 'template'] },
   Deployment: { groups: ['apps', 'extensions'], template: ['spec', 'template'] },
-  StatefulSet: { groups: ['apps'], template: ['spec', 'template'] },
-  DaemonSet: { groups: ['apps', 'extensions'], template: ['spec', 'template'] },
+  // apps.kruise.io: OpenKruise's Advanced StatefulSet (v1beta1) and Advanced DaemonSet keep the template where
+  // apps/v1 does (github.com/openkruise/kruise apis/apps/v1beta1/statefulset_types.go, v1alpha1/daemonset_types.go).
+  StatefulSet: { groups: ['apps', 'apps.kruise.io'], template: ['spec', 'template'] },
+  DaemonSet: { groups: ['apps', 'extensions', 'apps.kruise.io'], template: ['spec', 'template'] },
   ReplicaSet: { groups: ['apps', 'extensions'], template: ['spec', 'template'] },
   Job: { groups: ['batch'], template: ['spec', 'template'] },
   CronJob: { groups: ['batch'], template: ['spec', 'jobTemplate', 'spec', 'template'] },
+  // OpenKruise's CloneSet (apis/apps/v1alpha1/cloneset_types.go): a Deployment's spec.template.
+  CloneSet: { groups: ['apps.kruise.io'], template: ['spec', 'template'] },
+  // Argo Rollouts (pkg/apis/rollouts/v1alpha1/types.go): spec.template, or spec.workloadRef naming a Deployment
+  // whose template the Rollout runs (that Deployment is rewritten where it stands).
+  Rollout: {
+    groups: ['argoproj.io'],
+    template: ['spec', 'template'],
+    insteadOfTemplate: ['spec', 'workloadRef'],
+  },
 };
+
+/** Where kinds that inject does not know keep a pod template, if they follow the apps/v1 workloads. */
+const FOREIGN_TEMPLATE: FieldPath = ['spec', 'template', 'spec', 'containers'];
 
 type Json = Record<string, unknown>;
 
@@ -74,24 +98,65 @@ function stringAnnotations(value: unknown): Record<string, string> | undefined {
  * Throws ManifestError, with a path from the document root, for a workload without a pod template.
  */
 export function podTemplates(document: unknown, base: FieldPath = []): PodTemplateRef[] {
-  if (!isObject(document) || typeof document.kind !== 'string') return [];
+  return readWorkloads(document, base).templates;
+}
+
+/**
+ * podTemplates, and the objects passed through that a reader would take for workloads: no kind or apiVersion
+ * (not a Kubernetes object), or a kind inject does not rewrite that holds a pod template where a Deployment does.
+ */
+export function readWorkloads(
+  document: unknown,
+  base: FieldPath = [],
+): { templates: PodTemplateRef[]; passed: PassedThrough[] } {
+  const templates: PodTemplateRef[] = [];
+  const passed: PassedThrough[] = [];
+  visitObject(document, base, templates, passed);
+  return { templates, passed };
+}
+
+function visitObject(
+  document: unknown,
+  base: FieldPath,
+  templates: PodTemplateRef[],
+  passed: PassedThrough[],
+): void {
+  if (!isObject(document)) return;
   const { kind, apiVersion } = document;
+  const missing = [
+    ...(typeof kind === 'string' && kind !== '' ? [] : ['kind']),
+    ...(typeof apiVersion === 'string' && apiVersion !== '' ? [] : ['apiVersion']),
+  ];
+  if (missing.length > 0 || typeof kind !== 'string' || typeof apiVersion !== 'string') {
+    passed.push({ objectPath: base, why: `no ${missing.join(' and no ')}: not a Kubernetes object` });
+    return;
+  }
   if (kind.endsWith('List') && Array.isArray(document.items)) {
+    // A typed list (DeploymentList) may leave kind and apiVersion off its items: they are the list's.
     const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
-    return document.items.flatMap((item: unknown, index) => {
+    document.items.forEach((item: unknown, index) => {
       const typed =
-        isObject(item) && item.kind === undefined && itemKind !== undefined
-          ? { ...item, kind: itemKind }
+        isObject(item) && itemKind !== undefined
+          ? { ...item, kind: item.kind ?? itemKind, apiVersion: item.apiVersion ?? apiVersion }
           : item;
-      return podTemplates(typed, [...base, 'items', index]);
+      visitObject(typed, [...base, 'items', index], templates, passed);
     });
+    return;
   }
   const known = Object.hasOwn(KINDS, kind) ? KINDS[kind] : undefined;
   // Another group's kind of the same name (a CRD called Job, say) is not ours to touch.
-  if (known === undefined) return [];
-  if (typeof apiVersion === 'string' && !known.groups.includes(groupOf(apiVersion))) return [];
+  if (known === undefined || !known.groups.includes(groupOf(apiVersion))) {
+    if (Array.isArray(at(document, FOREIGN_TEMPLATE))) {
+      const why = `${resourceName(kind, document)} (${apiVersion}) holds a pod template (spec.template), but inject does not rewrite this kind`;
+      passed.push({ objectPath: base, why });
+    }
+    return;
+  }
   const resource = resourceName(kind, document);
   const template = at(document, known.template);
+  if (template === undefined && known.insteadOfTemplate !== undefined) {
+    if (at(document, known.insteadOfTemplate) !== undefined) return;
+  }
   if (!isObject(template)) {
     const problem = `a ${kind} needs a pod template here, got ${describeValue(template)}`;
     throw new ManifestError(resource, [...base, ...known.template], problem);
@@ -102,13 +167,16 @@ export function podTemplates(document: unknown, base: FieldPath = []): PodTempla
     throw new ManifestError(resource, [...base, ...specPath], problem);
   }
   const annotations = stringAnnotations(at(template, ['metadata', 'annotations']));
-  const force = isOptedOut(annotations) ? { force: undefined } : readRunToCompletion(annotations);
+  const annotationsPath = [...base, ...known.template, 'metadata', 'annotations'];
+  const optOut = readOptOut(annotations);
+  if ('invalid' in optOut)
+    throw new ManifestError(resource, [...annotationsPath, OPT_OUT_ANNOTATION], optOut.invalid);
+  const force = optOut.optedOut ? { force: undefined } : readRunToCompletion(annotations);
   if ('invalid' in force) {
-    const path = [...base, ...known.template, 'metadata', 'annotations', RUN_TO_COMPLETION_ANNOTATION];
-    throw new ManifestError(resource, path, force.invalid);
+    throw new ManifestError(resource, [...annotationsPath, RUN_TO_COMPLETION_ANNOTATION], force.invalid);
   }
   const metadata = isObject(document.metadata) ? document.metadata : {};
   const namespace =
     typeof metadata.namespace === 'string' && metadata.namespace !== '' ? metadata.namespace : undefined;
-  return [{ specPath: [...base, ...specPath], annotations, resource, namespace, objectPath: base }];
+  templates.push({ specPath: [...base, ...specPath], annotations, resource, namespace, objectPath: base });
 }

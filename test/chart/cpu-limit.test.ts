@@ -2,10 +2,10 @@
 // admits renders a --companion-cpu-limit the webhook takes at start-up, and every value the webhook would refuse
 // (a zero limit among them: "0", "0.0", "0m") the schema refuses, so a `helm install` that succeeds never leaves
 // webhook pods crash-looping. Each value is rendered by the real helm twice: as a user installs it (schema on) and
-// with the schema skipped, whose args the webhook's flag reader (cpuLimit in src/commands/webhook.ts) then judges.
+// with the schema skipped, whose args the webhook's flag reader (cpuLimitOf in src/commands/companion-flags.ts) then judges.
 
 import { describe, expect, it } from 'vitest';
-import { cpuLimit } from '../../src/commands/webhook.js';
+import { cpuLimitOf } from '../../src/commands/companion-flags.js';
 import { skipWithoutHelm, template } from '../helpers/helm.js';
 import type { Manifest } from '../helpers/kustomize.js';
 
@@ -23,7 +23,7 @@ function webhookArgs(objects: Manifest[]): string[] {
 function webhookVerdict(args: string[]): { accepted: boolean; limit?: string; why?: string } {
   const at = args.indexOf('--companion-cpu-limit');
   try {
-    const limit = cpuLimit(at === -1 ? undefined : args[at + 1]);
+    const limit = cpuLimitOf(at === -1 ? undefined : args[at + 1]);
     return { accepted: true, ...(limit === undefined ? {} : { limit }) };
   } catch (err) {
     return { accepted: false, why: (err as Error).message };

@@ -1,7 +1,9 @@
 // The inject subcommand as users run it: the bundled CLI in a child process, manifests on stdin or from a
 // file, the manifest on stdout, warnings on stderr, and nothing on stdout when anything is wrong.
 
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +22,7 @@ interface PodTemplate {
 const AUTO_UNCHECKED =
   'note: the companion goes first among the containers (placement auto): the Kubernetes version is not known: with --kube-version 1.33+ it is a native sidecar';
 
-function inject(args: string[], input?: string) {
+function inject(args: string[], input?: string | Uint8Array) {
   return execa('node', [CLI, 'inject', ...args], { input: input ?? '', reject: false, cwd: ROOT });
 }
 
@@ -209,6 +211,40 @@ describe('osm-healthcheck inject', () => {
     expect(result.stderr.split('\n')).toEqual(stderr);
   });
 
+  it('bytes that are no UTF-8 (a binary, UTF-16) are refused, naming the file or stdin', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'osm-hc-inject-'));
+    try {
+      const file = join(dir, 'app.bin');
+      // The head of a compiled binary: bytes above 0x7f that are no UTF-8 sequence.
+      const bytes = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0xff, 0xfe, 0x90, 0xc3]);
+      writeFileSync(file, bytes);
+      const named = await inject(['-f', file]);
+      expect(named).toMatchObject({ exitCode: 1, stdout: '' });
+      expect(named.stderr).toBe(
+        `osm-healthcheck inject: ${file}: is not UTF-8 text (binary data, or another encoding): not a YAML or JSON manifest [OSM_HC_MANIFEST]`,
+      );
+      const piped = await inject([], bytes);
+      expect(piped.stderr).toMatch(/^osm-healthcheck inject: stdin: is not UTF-8 text/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a reader that closes the pipe early (| head -1) ends inject quietly, with the status of a broken pipe', async () => {
+    // Far more output than a pipe holds (64 KiB), so inject is still writing when head has gone.
+    const input = Array.from({ length: 200 }, () => fixture('deployment.yaml')).join('---\n');
+    // bash's pipeline: head's stdin is inject's stdout, and nothing else holds that pipe open.
+    const script = `"$0" "$1" inject | head -1; echo "inject exit status: \${PIPESTATUS[0]}"`;
+    const result = await execa('bash', ['-c', script, process.execPath, CLI], {
+      input,
+      reject: false,
+      cwd: ROOT,
+    });
+    const firstLine = fixture('deployment.injected.yaml').split('\n')[0];
+    // 141 = 128 + SIGPIPE, what a shell reports for `yes | head -1` (docs/inject.md).
+    expect(result).toMatchObject({ stdout: `${firstLine}\ninject exit status: 141`, stderr: AUTO_UNCHECKED });
+  });
+
   it('-o json prints JSON', async () => {
     const result = await inject(['-o', 'json'], fixture('pod-https.yaml'));
     expect(result.exitCode).toBe(0);
@@ -221,14 +257,29 @@ describe('osm-healthcheck inject', () => {
       args: [],
       input: `${fixture('deployment.yaml')}---\nkind: Pod\nspec: [oops\n`,
       exitCode: 1,
-      stderr: /^osm-healthcheck inject: document 2, line \d+: .* \[OSM_HC_MANIFEST\]$/,
+      stderr: /^osm-healthcheck inject: stdin: document 2, line \d+: .* \[OSM_HC_MANIFEST\]$/,
     },
     {
       name: 'a container without a name after valid documents',
       args: [],
-      input: `${fixture('list.yaml')}---\n${fixture('grpc.yaml')}---\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - image: x\n`,
+      input: `${fixture('list.yaml')}---\n${fixture('grpc.yaml')}---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - image: x\n`,
       exitCode: 1,
       stderr: /document 3, line \d+: Pod\/p: spec.containers\[0\]: container has no name \[OSM_HC_MANIFEST\]/,
+    },
+    {
+      name: 'empty stdin',
+      args: [],
+      input: '',
+      exitCode: 1,
+      stderr: /^osm-healthcheck inject: stdin: no documents: the input is empty .*\[OSM_HC_MANIFEST\]$/,
+    },
+    {
+      name: 'the head of an ELF binary on stdin, given as -f -',
+      args: ['-f', '-'],
+      input: '\x7fELF\x02\x01\x01\x00',
+      exitCode: 1,
+      stderr:
+        /^osm-healthcheck inject: stdin: document 1, line 1: control character U\+007F: binary data, not a YAML or JSON manifest \[OSM_HC_MANIFEST\]$/,
     },
     {
       name: 'a file that does not exist',
@@ -242,7 +293,7 @@ describe('osm-healthcheck inject', () => {
       args: ['-o', 'xml'],
       input: '',
       exitCode: 2,
-      stderr: /--output must be "yaml" or "json", got "xml" \[OSM_HC_USAGE\]/,
+      stderr: /--output "xml" is not accepted \(yaml or json\) \[OSM_HC_USAGE\]/,
     },
     {
       name: 'a stray argument',
@@ -258,28 +309,31 @@ describe('osm-healthcheck inject', () => {
       input: fixture('deployment.yaml'),
       exitCode: 2,
       stderr:
-        /--kube-version must be a Kubernetes version such as 1.29 or v1.28.3, got "latest" \[OSM_HC_USAGE\]$/,
+        /--kube-version "latest" is no Kubernetes version \(1.19 or later, e.g. 1.29 or v1.28.3 as kubectl version prints it\) \[OSM_HC_USAGE\]$/,
     },
     {
       name: 'a placement that is none',
       args: ['--placement', 'last'],
       input: fixture('deployment.yaml'),
       exitCode: 2,
-      stderr: /--placement must be one of auto, native-sidecar, first, got "last" \[OSM_HC_USAGE\]$/,
+      stderr:
+        /--placement must be one of auto, native-sidecar, first, got "last" \(--placement auto, native-sidecar, first, or --native-sidecar alone\) \[OSM_HC_USAGE\]$/,
     },
     {
       name: '--native-sidecar (the alias) against another --placement',
       args: ['--native-sidecar', '--placement', 'first'],
       input: fixture('deployment.yaml'),
       exitCode: 2,
-      stderr: /--native-sidecar is --placement native-sidecar, not first: give one \[OSM_HC_USAGE\]$/,
+      stderr:
+        /--native-sidecar is --placement native-sidecar, not first: give one \(--placement auto, native-sidecar, first, or --native-sidecar alone\) \[OSM_HC_USAGE\]$/,
     },
     {
       name: 'the gate without a version',
       args: ['--sidecar-containers-gate'],
       input: fixture('deployment.yaml'),
       exitCode: 2,
-      stderr: /--sidecar-containers-gate needs --kube-version 1.28 \[OSM_HC_USAGE\]$/,
+      stderr:
+        /--sidecar-containers-gate means nothing with no --kube-version \(it goes with --kube-version 1.28, .*\) \[OSM_HC_USAGE\]$/,
     },
     {
       name: 'a Pod Security level that is none',
@@ -287,7 +341,7 @@ describe('osm-healthcheck inject', () => {
       input: fixture('deployment.yaml'),
       exitCode: 2,
       stderr:
-        /--pod-security must be one of privileged, baseline, restricted, got "strict" \[OSM_HC_USAGE\]$/,
+        /--pod-security "strict" is not accepted \(privileged, baseline, restricted\) \[OSM_HC_USAGE\]$/,
     },
     {
       name: 'a mesh inject does not know',
@@ -295,7 +349,7 @@ describe('osm-healthcheck inject', () => {
       input: fixture('deployment.yaml'),
       exitCode: 2,
       stderr:
-        /--mesh-exclusion must be one of osm, istio, linkerd, kuma \(osm: OSM and osm-edge\), got "consul"/,
+        /--mesh-exclusion "consul" is not accepted \(osm, istio, linkerd, kuma; osm: OSM and osm-edge\)/,
     },
     {
       name: "a pod's exclusion list the asked-for mesh refuses",
@@ -303,7 +357,7 @@ describe('osm-healthcheck inject', () => {
       input: fixture('mesh-excluded.yaml').replace('"15901, 15902,15903 ,15904"', '"15901-15904"'),
       exitCode: 1,
       stderr:
-        /^osm-healthcheck inject: document 1, line 16: Deployment\/cart: spec.template.metadata.annotations.traffic.sidecar.istio.io\/excludeInboundPorts: "15901-15904" is no list Istio accepts \[OSM_HC_MANIFEST\]$/,
+        /^osm-healthcheck inject: stdin: document 1, line 16: Deployment\/cart: spec.template.metadata.annotations.traffic.sidecar.istio.io\/excludeInboundPorts: "15901-15904" is no list Istio accepts \[OSM_HC_MANIFEST\]$/,
     },
     {
       name: "a user's container named osm-healthcheck, not one inject made",
@@ -411,7 +465,7 @@ describe('osm-healthcheck inject', () => {
       input: `${fixture('deployment.yaml')}---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\nspec:\n  limits:\n    - type: Container\n      max: {cpu: lots}\n`,
       exitCode: 1,
       stderr:
-        /^osm-healthcheck inject: document 2, line 41: LimitRange\/lr: spec.limits\[0\].max.cpu: must be a Kubernetes quantity, e.g. 100m or 64Mi, got "lots" \[OSM_HC_MANIFEST\]$/,
+        /^osm-healthcheck inject: stdin: document 2, line 41: LimitRange\/lr: spec.limits\[0\].max.cpu: must be a Kubernetes quantity, e.g. 100m or 64Mi, got "lots" \[OSM_HC_MANIFEST\]$/,
     },
     {
       name: 'a rules file with a Deployment in it',
@@ -434,7 +488,8 @@ describe('osm-healthcheck inject', () => {
       args: ['--companion-cpu-limit', '0'],
       input: fixture('deployment.yaml'),
       exitCode: 2,
-      stderr: /--companion-cpu-limit must be more than 0, got "0" \[OSM_HC_USAGE\]$/,
+      stderr:
+        /--companion-cpu-limit must be more than 0, got "0" \(a CPU quantity above 0, e.g. 500m or 0.5\) \[OSM_HC_USAGE\]$/,
     },
   ])(
     'namespace rules: $name -> exit $exitCode, nothing on stdout',

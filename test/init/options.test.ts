@@ -41,12 +41,16 @@ describe('parseInitOptions', () => {
   });
 
   it.each([
-    { name: 'unknown flag', argv: ['--bogus'], message: "Unknown option '--bogus'" },
-    { name: 'positional argument', argv: ['now'], message: 'init takes no arguments, got "now"' },
+    { name: 'unknown flag', argv: ['--bogus'], message: 'unknown flag --bogus (init takes ' },
+    {
+      name: 'positional argument',
+      argv: ['now'],
+      message: 'unexpected argument "now" (init takes flags only',
+    },
     {
       name: '--ports without a value',
       argv: ['--ports'],
-      message: "Option '--ports <value>' argument missing",
+      message: '--ports needs a value (--ports VALUE, or --ports=VALUE)',
     },
     { name: '--ports 0', argv: ['--ports', '0'], message: '0 is not a port 1-65535' },
     { name: '--ports 70000', argv: ['--ports', '70000'], message: '70000 is not a port 1-65535' },
@@ -55,25 +59,33 @@ describe('parseInitOptions', () => {
     {
       name: '--uid 0 (root)',
       argv: ['--uid', '0'],
-      message: `--uid must be a non-root user id 1-4294967294 (the companion's runAsUser), got "0"`,
+      message: `--uid "0" is not accepted (a non-root user id 1-4294967294, the companion's runAsUser)`,
     },
-    { name: '--uid by name', argv: ['--uid=nobody'], message: '--uid must be a non-root user id' },
-    { name: '--uid too big', argv: ['--uid', '4294967295'], message: '--uid must be a non-root user id' },
-    { name: '--uid empty', argv: ['--uid='], message: 'got ""' },
+    {
+      name: '--uid by name',
+      argv: ['--uid=nobody'],
+      message: '--uid "nobody" is not accepted (a non-root user id',
+    },
+    {
+      name: '--uid too big',
+      argv: ['--uid', '4294967295'],
+      message: '--uid "4294967295" is not accepted (a non-root user id',
+    },
+    { name: '--uid empty', argv: ['--uid='], message: '--uid "" is not accepted' },
     {
       name: '--ipv6 yes',
       argv: ['--ipv6', 'yes'],
-      message: '--ipv6 must be one of auto, on, off, got "yes"',
+      message: '--ipv6 "yes" is not accepted (auto, on, off)',
     },
     {
       name: '--backend iptables',
       argv: ['--backend=iptables'],
-      message: '--backend must be one of auto, nft, legacy',
+      message: '--backend "iptables" is not accepted (auto, nft, legacy)',
     },
     {
       name: 'boolean flag with a value',
       argv: ['--dry-run=yes'],
-      message: "Option '--dry-run' does not take",
+      message: '--dry-run takes no value, got "yes" (--dry-run alone)',
     },
   ])('$name is a usage error', ({ argv, message }) => {
     expect(() => parseInitOptions(argv)).toThrow(UsageError);

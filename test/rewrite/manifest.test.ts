@@ -32,15 +32,6 @@ describe('injectManifests output', () => {
     for (const comment of comments) expect(output).toContain(comment);
   });
 
-  it('an empty input gives an empty output', () => {
-    expect(injectManifests('', OPTIONS, 'yaml')).toEqual({
-      output: '',
-      warnings: [],
-      placedRunningPods: false,
-      notes: [],
-    });
-  });
-
   it('-o json: one document gives one object', () => {
     const { output } = injectManifests(POD, OPTIONS, 'json');
     const value = JSON.parse(output);
@@ -76,7 +67,7 @@ describe('injectManifests output', () => {
 
   it('warnings come in document order', () => {
     const host = (name: string) =>
-      `kind: Pod\nmetadata: {name: ${name}}\nspec:\n  containers:\n    - name: a\n      livenessProbe: {tcpSocket: {host: h, port: 1}}\n`;
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  containers:\n    - name: a\n      livenessProbe: {tcpSocket: {host: h, port: 1}}\n`;
     const { warnings } = injectManifests(`${host('one')}---\n${host('two')}`, OPTIONS, 'yaml');
     expect(warnings.map((w) => w.split(':')[0])).toEqual(['Pod/one', 'Pod/two']);
   });
@@ -84,7 +75,7 @@ describe('injectManifests output', () => {
 
 it('two items sharing one anchored pod spec are both rewritten, the alias kept', () => {
   const source =
-    'kind: List\nitems:\n  - kind: Pod\n    spec: &s\n      containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n  - kind: Pod\n    spec: *s\n';
+    'apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Pod\n    spec: &s\n      containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n  - apiVersion: v1\n    kind: Pod\n    spec: *s\n';
   const { output } = injectManifests(source, OPTIONS, 'yaml');
   expect(output).toContain('spec: *s');
   const value = JSON.parse(injectManifests(output, OPTIONS, 'json').output);
@@ -98,21 +89,21 @@ describe("kubectl's default container in the pod (template)'s metadata, edited i
     {
       name: 'metadata: with no value',
       source:
-        'kind: Pod\nmetadata:\nspec:\n  containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n',
+        'apiVersion: v1\nkind: Pod\nmetadata:\nspec:\n  containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n',
       expected:
-        'kind: Pod\nmetadata:\n  annotations:\n    kubectl.kubernetes.io/default-container: a\nspec:\n',
+        'apiVersion: v1\nkind: Pod\nmetadata:\n  annotations:\n    kubectl.kubernetes.io/default-container: a\nspec:\n',
     },
     {
       name: 'no metadata: it goes just before spec',
-      source: `kind: Job\nspec:\n  template:\n    # the pod\n${probed}`,
+      source: `apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    # the pod\n${probed}`,
       expected:
-        'kind: Job\nspec:\n  template:\n    metadata:\n      annotations:\n        kubectl.kubernetes.io/default-container: a\n    # the pod\n    spec:\n',
+        'apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata:\n      annotations:\n        kubectl.kubernetes.io/default-container: a\n    # the pod\n    spec:\n',
     },
     {
       name: 'a flow map of annotations stays a flow map',
-      source: `kind: Job\nspec:\n  template:\n    metadata: {annotations: {x: "1"}}\n${probed}`,
+      source: `apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata: {annotations: {x: "1"}}\n${probed}`,
       expected:
-        'kind: Job\nspec:\n  template:\n    metadata: {annotations: {x: "1", kubectl.kubernetes.io/default-container: a}}\n',
+        'apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata: {annotations: {x: "1", kubectl.kubernetes.io/default-container: a}}\n',
     },
   ])('$name', ({ source, expected }) => {
     const { output } = injectManifests(source, OPTIONS, 'yaml');
@@ -122,9 +113,9 @@ describe("kubectl's default container in the pod (template)'s metadata, edited i
 
   it('two workloads sharing one anchored template metadata: the anchor gets it once, the alias is kept', () => {
     const source =
-      'kind: List\nitems:\n  - kind: Job\n    spec:\n      template:\n        metadata: &m\n          labels: {app: a}\n  ' +
+      'apiVersion: v1\nkind: List\nitems:\n  - apiVersion: batch/v1\n    kind: Job\n    spec:\n      template:\n        metadata: &m\n          labels: {app: a}\n  ' +
       probed.replaceAll('\n    ', '\n        ').replace(/^ {4}/, '      ') +
-      '  - kind: Job\n    spec:\n      template:\n        metadata: *m\n  ' +
+      '  - apiVersion: batch/v1\n    kind: Job\n    spec:\n      template:\n        metadata: *m\n  ' +
       probed.replaceAll('\n    ', '\n        ').replace(/^ {4}/, '      ');
     const { output } = injectManifests(source, OPTIONS, 'yaml');
     expect(output).toContain('metadata: *m');
@@ -147,8 +138,8 @@ describe('injectManifests errors name the document and the line', () => {
     },
     {
       name: 'a duplicate key',
-      source: `${POD}---\nkind: Service\nmetadata: {name: x}\nmetadata: {name: y}\n`,
-      message: /^document 2, line 13: Map keys must be unique$/,
+      source: `${POD}---\napiVersion: v1\nkind: Service\nmetadata: {name: x}\nmetadata: {name: y}\n`,
+      message: /^document 2, line 14: duplicate key "metadata" in one map$/,
     },
     {
       name: 'invalid JSON',
@@ -162,29 +153,37 @@ describe('injectManifests errors name the document and the line', () => {
         /^document 2, line 16: Deployment\/d: spec.template: a Deployment needs a pod template here, got nothing$/,
     },
     {
+      name: 'an opt-out annotation neither "true" nor "false"',
+      source:
+        'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    osm-healthcheck/rewrite-probes: "no"\nspec:\n  containers: [{name: a}]\n',
+      message:
+        /^document 1, line 6: Pod\/p: metadata.annotations.osm-healthcheck\/rewrite-probes: must be "true" or "false", got "no"$/,
+    },
+    {
       name: 'a container without a name',
-      source: 'kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: a\n    - image: b\n',
-      message: /^document 1, line 6: Pod\/p: spec.containers\[1\]: container has no name$/,
+      source:
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: a\n    - image: b\n',
+      message: /^document 1, line 7: Pod\/p: spec.containers\[1\]: container has no name$/,
     },
     {
       name: 'duplicate container names inside a List',
       source:
-        'kind: List\nitems:\n  - kind: Pod\n    metadata: {name: p}\n    spec:\n      containers:\n        - name: a\n        - name: a\n',
+        'apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Pod\n    metadata: {name: p}\n    spec:\n      containers:\n        - name: a\n        - name: a\n',
       message:
-        /^document 1, line 8: Pod\/p: items\[0\].spec.containers\[1\].name: duplicate container name "a"/,
+        /^document 1, line 10: Pod\/p: items\[0\].spec.containers\[1\].name: duplicate container name "a"/,
     },
     {
       name: "annotations that are no map, where kubectl's default container goes",
       source:
-        'kind: Pod\nmetadata:\n  name: p\n  annotations: [a]\nspec:\n  containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n',
+        'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: [a]\nspec:\n  containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n',
       message:
-        /^document 1, line 4: Pod\/p: metadata.annotations: must be a map of annotations, got an array$/,
+        /^document 1, line 5: Pod\/p: metadata.annotations: must be a map of annotations, got an array$/,
     },
     {
       name: 'a pod template that is an alias of something inject did not rewrite',
       source:
-        'kind: List\nitems:\n  - kind: PodTemplate\n    template: &t\n      spec:\n        containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n  - kind: Job\n    metadata: {name: j}\n    spec:\n      template: *t\n',
-      message: /^document 1, line 10: Job\/j: items\[1\].spec.template.spec: is reached through a YAML alias/,
+        'apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: PodTemplate\n    template: &t\n      spec:\n        containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n  - apiVersion: batch/v1\n    kind: Job\n    metadata: {name: j}\n    spec:\n      template: *t\n',
+      message: /^document 1, line 13: Job\/j: items\[1\].spec.template.spec: is reached through a YAML alias/,
     },
   ])('$name', ({ source, message }) => {
     let thrown: unknown;
@@ -197,4 +196,137 @@ describe('injectManifests errors name the document and the line', () => {
     expect(thrown).toMatchObject({ code: 'OSM_HC_MANIFEST' });
     expect((thrown as Error).message).toMatch(message);
   });
+});
+
+/** The message of what `run` throws, which must be a HealthcheckError of OSM_HC_MANIFEST. */
+function manifestError(run: () => unknown): string {
+  try {
+    run();
+  } catch (err) {
+    expect(err).toBeInstanceOf(HealthcheckError);
+    expect(err).toMatchObject({ code: 'OSM_HC_MANIFEST' });
+    return (err as Error).message;
+  }
+  throw new Error('no error thrown');
+}
+
+describe('every document accounted for: what is no manifest is an error naming it', () => {
+  const elf = `\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00>\x00`;
+  it.each([
+    { name: 'an empty input', source: '', message: /^stdin: no documents: the input is empty/ },
+    {
+      name: 'only comments and document markers',
+      source: '# nothing here\n---\n---\n',
+      message: /^stdin: 2 documents, none with an object: the input is empty/,
+    },
+    {
+      name: 'the head of an ELF binary',
+      source: elf,
+      message:
+        /^stdin: document 1, line 1: control character U\+007F: binary data, not a YAML or JSON manifest$/,
+    },
+    {
+      name: 'random bytes (a control character in a quoted-looking text)',
+      source: `${POD}---\n"abc\u0001def"\n`,
+      message: /^stdin: document 2, line 11: control character U\+0001: binary data/,
+    },
+    {
+      name: 'a top-level string',
+      source: 'hello world\n',
+      message: /^stdin: document 1, line 1: is a string \("hello world"\), not a Kubernetes object/,
+    },
+    {
+      name: 'a top-level number after a pod',
+      source: `${POD}---\n42\n`,
+      message: /^stdin: document 2, line 11: is a number \(42\), not a Kubernetes object/,
+    },
+    {
+      name: 'a JSON array of pods',
+      source: `[${JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a' }, spec: { containers: [] } })}]`,
+      message: /^stdin: document 1, line 1: is a list, not a Kubernetes object .*items of a v1 List/,
+    },
+    {
+      name: 'a duplicate key in a flow map',
+      source: '{"apiVersion": "v1", "kind": "Pod", "kind": "Service"}',
+      message: /^stdin: document 1, line 1: duplicate key "kind" in one map$/,
+    },
+  ])('$name', ({ source, message }) => {
+    expect(manifestError(() => injectManifests(source, OPTIONS, 'yaml', undefined, 'stdin'))).toMatch(
+      message,
+    );
+  });
+
+  it('a duplicate key deep in a map of 20,000 keys is found, with its line', () => {
+    const keys = Array.from({ length: 20_000 }, (_, i) => `  k${i}: v`);
+    keys.splice(15_000, 0, '  k123: again');
+    const source = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n${keys.join('\n')}\n`;
+    expect(manifestError(() => injectManifests(source, OPTIONS, 'yaml', undefined, 'big.yaml'))).toBe(
+      'big.yaml: document 1, line 15005: duplicate key "k123" in one map',
+    );
+  });
+});
+
+describe('every document accounted for: what inject leaves alone is said', () => {
+  const knative =
+    'apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata:\n  name: hello\nspec:\n  template:\n    spec:\n      containers:\n        - image: hello\n          livenessProbe: {tcpSocket: {port: 8080}}\n';
+  it.each([
+    {
+      name: 'a document without kind',
+      source: 'apiVersion: v1\nmetadata: {name: x}\n',
+      warning: 'document 2, line 11: no kind: not a Kubernetes object: passed through unchanged',
+    },
+    {
+      name: 'a document without apiVersion',
+      source:
+        'kind: Pod\nmetadata: {name: x}\nspec:\n  containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n',
+      warning: 'document 2, line 11: no apiVersion: not a Kubernetes object: passed through unchanged',
+    },
+    {
+      name: 'a kind with a pod template that inject does not rewrite',
+      source: knative,
+      warning:
+        'document 2, line 11: Service/hello (serving.knative.dev/v1) holds a pod template (spec.template), but inject does not rewrite this kind: passed through unchanged',
+    },
+    {
+      name: 'the item of a List without kind',
+      source: 'apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    metadata: {name: x}\n',
+      warning: 'document 2, line 14: items[0]: no kind: not a Kubernetes object: passed through unchanged',
+    },
+  ])('$name', ({ source, warning }) => {
+    const { output, warnings } = injectManifests(`${POD}---\n${source}`, OPTIONS, 'yaml');
+    expect(warnings).toEqual([warning]);
+    expect(output.endsWith(`---\n${source}`)).toBe(true);
+  });
+
+  it.each([
+    ['argoproj.io/v1alpha1', 'Rollout'],
+    ['apps.kruise.io/v1alpha1', 'CloneSet'],
+    ['apps.kruise.io/v1beta1', 'StatefulSet'],
+    ['apps.kruise.io/v1alpha1', 'DaemonSet'],
+  ])("%s %s: its pod template is rewritten as a Deployment's is", (apiVersion, kind) => {
+    const workload = `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: w\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          livenessProbe: {tcpSocket: {port: 8080}}\n`;
+    const { output, warnings } = injectManifests(workload, OPTIONS, 'json');
+    expect(warnings).toEqual([]);
+    const value = JSON.parse(output);
+    expect(value.spec.template.spec.containers.map((c: { name: string }) => c.name)).toEqual([
+      'osm-healthcheck',
+      'app',
+    ]);
+  });
+});
+
+it('a LimitRange after the workload counts as one before it', () => {
+  const source = fixture('namespace-rules.yaml').replace(/^#.*\n/gm, '');
+  const docs = source.split(/^---\n/m);
+  const workloads = docs.filter((doc) => !/^kind: (LimitRange|ResourceQuota)$/m.test(doc));
+  const rules = docs.filter((doc) => /^kind: (LimitRange|ResourceQuota)$/m.test(doc));
+  expect(rules).toHaveLength(2);
+  const rulesFirst = injectManifests([...rules, ...workloads].join('---\n'), OPTIONS, 'json').output;
+  const rulesLast = injectManifests([...workloads, ...rules].join('---\n'), OPTIONS, 'json').output;
+  const workload = (output: string) =>
+    JSON.parse(output).items.find((i: { kind: string }) => i.kind === 'Deployment');
+  expect(workload(rulesLast)).toEqual(workload(rulesFirst));
+  // The rules change what the companion declares: without them the Deployment comes out otherwise.
+  const without = JSON.parse(injectManifests(workloads.join('---\n'), OPTIONS, 'json').output);
+  expect(without).not.toEqual(workload(rulesFirst));
 });

@@ -67,6 +67,16 @@ describe('admit', () => {
       warning:
         'osm-healthcheck: probes not rewritten: Deployment/web: spec.template.metadata.annotations.osm-healthcheck/cpu-request: ',
     },
+    {
+      name: 'a Pod, the opt-out annotation neither "true" nor "false"',
+      object: {
+        ...probed,
+        metadata: { name: 'web', annotations: { 'osm-healthcheck/rewrite-probes': 'no' } },
+      },
+      kind: POD_KIND,
+      warning:
+        'osm-healthcheck: probes not rewritten: Pod/web: metadata.annotations.osm-healthcheck/rewrite-probes: must be "true" or "false", got "no"',
+    },
   ])('a bad annotation on $name: the warning names it where it stands', ({ object, kind, warning }) => {
     const { response, summary } = admit(request(object, { kind }), REWRITE);
     expect(summary.result).toBe('failed');

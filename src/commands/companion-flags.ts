@@ -1,0 +1,26 @@
+// The flags inject and webhook both take about the companion (--placement and its alias --native-sidecar,
+// --companion-cpu-limit, --image), read by the same pure readers and refused in the same words.
+
+import { badFlagValue, flagValue } from '../flags.js';
+import { PLACEMENT_MODES, type PlacementMode, placementFlags } from '../rewrite/placement.js';
+import { readCompanionCpuLimit } from '../rewrite/resources/defaults.js';
+
+/** --placement, else its alias --native-sidecar, else auto; the two saying different things is an error. */
+export function placementOf(placement: string | undefined, nativeSidecar: boolean): PlacementMode {
+  const accepted = `--placement ${PLACEMENT_MODES.join(', ')}, or --native-sidecar alone`;
+  return flagValue(placementFlags(placement, nativeSidecar), '', accepted).mode;
+}
+
+/** --companion-cpu-limit in the API server's stored form (`0.5` -> `500m`); empty is none (the chart's default). */
+export function cpuLimitOf(text: string | undefined): string | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const accepted = 'a CPU quantity above 0, e.g. 500m or 0.5';
+  return flagValue(readCompanionCpuLimit(text), '--companion-cpu-limit ', accepted).value;
+}
+
+/** --image: an image reference, which has no spaces. */
+export function imageOf(image: string): string {
+  if (image === '' || /\s/.test(image))
+    throw badFlagValue('--image', image, 'an image reference without spaces');
+  return image;
+}
