@@ -376,7 +376,7 @@ describe('osm-healthcheck inject', () => {
       ].join('\n'),
       exitCode: 1,
       stderr:
-        /^osm-healthcheck inject: document 1, line 8: Pod\/web: spec.containers\[1\].name: "osm-healthcheck" is the name of a container inject adds, and this one is not inject's/,
+        /^osm-healthcheck inject: stdin: document 1, line 8: Pod\/web: spec.containers\[1\].name: "osm-healthcheck" is the name of a container inject adds, and this one is not inject's/,
     },
   ])(
     'all or nothing: $name -> exit $exitCode, nothing on stdout',

@@ -107,27 +107,26 @@ describe('serve --osm-edge-compat', () => {
       name: '--verbosity without --osm-edge-compat',
       args: ['--verbosity', 'info'],
       env: {},
-      message: "--verbosity goes with --osm-edge-compat; serve's own flag is --log-level",
+      message: "--verbosity goes with --osm-edge-compat (serve's own flag is --log-level) [OSM_HC_USAGE]",
     },
     {
       name: 'a level osm-edge refuses too',
       args: ['--osm-edge-compat', '--verbosity', 'loud'],
       env: {},
-      message:
-        '--verbosity must be one of trace, debug, info, warn, error, fatal, panic, disabled, got "loud"',
+      message: '--verbosity "loud" is not accepted (trace, debug, info, warn, error, fatal, panic, disabled)',
     },
     {
       name: 'both --verbosity and --log-level',
       args: ['--osm-edge-compat', '--verbosity', 'info', '--log-level', 'debug'],
       env: {},
-      message: 'give --verbosity or --log-level, not both',
+      message: '--verbosity and --log-level both given (one of them)',
     },
     {
       name: 'a probe table from the environment',
       args: ['--osm-edge-compat'],
       env: { OSM_HEALTHCHECK_PROBES: '{"liveness":{"app":{"tcpSocket":{"port":8080}}}}' },
       message:
-        "--osm-edge-compat serves /osm-healthcheck alone, but a probe table came from env OSM_HEALTHCHECK_PROBES: its routes need ports 15901-15903, where osm-edge's sidecar listens",
+        "--osm-edge-compat serves /osm-healthcheck alone, but a probe table came from env OSM_HEALTHCHECK_PROBES (no table: its routes need ports 15901-15903, where osm-edge's sidecar listens)",
     },
   ])('exits 2 on $name, naming it', async ({ args, env, message }) => {
     const result = await runCli(['serve', ...args, '--ports', '0,0,0,0'], { env: { ...LOOPBACK, ...env } });
