@@ -93,7 +93,9 @@ export function rewritePodSpec(
   const sidecarsProbed = new Set<string>();
   // Native sidecars first, then app containers: the order kubelet starts them, and the table's order.
   for (const { list, index, container } of containers) {
-    if (isInjectedContainer(container.name)) continue;
+    // Ours are rebuilt below; a user's container under our name is the app's, and its probes bring the check
+    // that refuses the name (checkOurNames).
+    if (isInjectedContainer(container.name) && isInjectMade(container)) continue;
     // The mesh's own containers keep their probes exactly as the mesh wrote them.
     if (mesh?.containers.has(container.name)) continue;
     if (list === 'initContainers' && container.restartPolicy !== 'Always') continue;

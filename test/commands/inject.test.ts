@@ -378,6 +378,24 @@ describe('osm-healthcheck inject', () => {
       stderr:
         /^osm-healthcheck inject: stdin: document 1, line 8: Pod\/web: spec.containers\[1\].name: "osm-healthcheck" is the name of a container inject adds, and this one is not inject's/,
     },
+    {
+      name: "the app itself named osm-healthcheck, its probes the only ones",
+      args: [],
+      input: [
+        'apiVersion: v1',
+        'kind: Pod',
+        'metadata: {name: web}',
+        'spec:',
+        '  containers:',
+        '  - name: osm-healthcheck',
+        '    image: mine:1',
+        '    livenessProbe: {httpGet: {port: 80, path: /}}',
+        '',
+      ].join('\n'),
+      exitCode: 1,
+      stderr:
+        /^osm-healthcheck inject: stdin: document 1, line 6: Pod\/web: spec.containers\[0\].name: "osm-healthcheck" is the name of a container inject adds, and this one is not inject's/,
+    },
   ])(
     'all or nothing: $name -> exit $exitCode, nothing on stdout',
     async ({ args, input, exitCode, stderr }) => {
