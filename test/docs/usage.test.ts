@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Command } from '../../src/commands/command.js';
 import { TLS_FLAGS } from '../../src/commands/webhook-tls.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 
 /** Flag sets a parseFlags call spreads in (`...TLS_FLAGS`), by the name the source gives them. */
 const SPREADS: Record<string, Record<string, unknown>> = { TLS_FLAGS };
@@ -166,6 +166,19 @@ describe('parsedFlags', () => {
         { name: 'port' },
       ].sort((a, b) => a.name.localeCompare(b.name)),
     );
+  });
+});
+
+describe('osm-healthcheck --help', () => {
+  it("lists exactly the commands checked here and the README's table of subcommands, each linked to its page", async () => {
+    const { code, stdout } = await runCli(['--help']);
+    expect(code).toBe(0);
+    const listed = [...stdout.matchAll(/^ {2}([a-z]+) {2,}\S/gm)].map((m) => m[1]).sort();
+    expect(listed).toEqual(COMMANDS.map((c) => c.name).sort());
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const table = [...readme.matchAll(/^\| \[`([a-z]+)`\]\(docs\/([a-z-]+)\.md\) \|/gm)];
+    expect(table.map((m) => m[1]).sort()).toEqual(listed);
+    expect(table.filter((m) => m[1] !== m[2]).map((m) => m[0])).toEqual([]);
   });
 });
 
