@@ -2,9 +2,10 @@
 // subcommand, the flags its parseFlags call accepts (read from the source, spreads of exported flag sets
 // resolved) are exactly the flags its --help text lists; a synopsis that lists flags (rather than `[flags]`) lists
 // every one; its docs page's synopsis lists every one; the page names every environment variable and every default
-// --help names; and where the page's flag table has a default column, its value is the one --help gives.
+// --help names; and where the page's flag table has a default column, its value is the one --help gives. Every
+// environment variable the docs name is one the code reads, and the command list is the README's.
 
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Command } from '../../src/commands/command.js';
@@ -165,6 +166,30 @@ describe('parsedFlags', () => {
         { name: 'output', short: 'o' },
         { name: 'port' },
       ].sort((a, b) => a.name.localeCompare(b.name)),
+    );
+  });
+});
+
+describe('environment variables in the docs', () => {
+  /** Every file under `dir`, recursively. */
+  const files = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => join(entry.parentPath, entry.name));
+
+  it('every OSM_HEALTHCHECK_* variable the README, docs/ and the READMEs name is one the code or image reads', () => {
+    const pages = ['README.md', 'deploy/README.md', 'charts/osm-healthcheck/README.md']
+      .map((page) => join(ROOT, page))
+      .concat(files('docs').filter((file) => file.endsWith('.md')));
+    const named = new Set(
+      pages.flatMap((page) => readFileSync(page, 'utf8').match(/\bOSM_HEALTHCHECK_[A-Z_]+\b/g) ?? []),
+    );
+    const code = ['src', 'image', 'init', 'deploy', 'charts']
+      .flatMap(files)
+      .map((file) => readFileSync(file, 'utf8'));
+    expect(named.size).toBeGreaterThan(10);
+    expect([...named].filter((name) => !code.some((text) => new RegExp(`\\b${name}\\b`).test(text)))).toEqual(
+      [],
     );
   });
 });
