@@ -93,7 +93,7 @@ for (const port of [...APP_PORTS, ...COMPANION_PORTS]) {
 }
 if (busy.length > 0) {
   process.stderr.write(
-    `demo: cannot listen on ${busy.join(', ')}: another demo, or something else, holds it; stop that and run the demo again\n`,
+    `demo: cannot listen on ${busy.join(', ')}: another demo, or something else, holds ${busy.length === 1 ? 'it' : 'them'}; stop that and run the demo again\n`,
   );
   process.exit(1);
 }

@@ -37,6 +37,16 @@ describe('charts/osm-healthcheck values', () => {
     expect(documented.filter((path) => at(defaults, path) === undefined)).toEqual([]);
   });
 
+  it("the README's default column is values.yaml's, where it gives the value as code", () => {
+    // `| \`replicas\` | \`2\` | ...`: a default cell that is one code span is YAML; prose cells state no value.
+    const rows = [...readme.matchAll(/^\| `([^`]+)` \| `([^`]+)` \|/gm)];
+    expect(rows.length).toBeGreaterThan(20);
+    const wrong = rows
+      .filter(([, path = '', shown = '']) => !isDeepStrictEqual(parse(shown), at(defaults, path)))
+      .map(([, path, shown]) => `${path}: the README says ${shown}`);
+    expect(wrong).toEqual([]);
+  });
+
   it('every-value.yaml sets every documented value to something other than its default', () => {
     // Off, the budget's minAvailable (set there) would render nothing: chart.test.ts renders it off on its own.
     const renderedOnItsOwn = ['podDisruptionBudget.enabled'];

@@ -1,14 +1,16 @@
 // Usage texts and docs pages drift from the parsers when a flag is added in one place only. So, for every
 // subcommand, the flags its parseFlags call accepts (read from the source, spreads of exported flag sets
 // resolved) are exactly the flags its --help text lists; a synopsis that lists flags (rather than `[flags]`) lists
-// every one; its docs page's synopsis lists every one; and the page names every environment variable --help names.
+// every one; its docs page's synopsis lists every one; the page names every environment variable and every default
+// --help names; and where the page's flag table has a default column, its value is the one --help gives. Every
+// environment variable the docs name is one the code reads, and the command list is the README's.
 
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Command } from '../../src/commands/command.js';
 import { TLS_FLAGS } from '../../src/commands/webhook-tls.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 
 /** Flag sets a parseFlags call spreads in (`...TLS_FLAGS`), by the name the source gives them. */
 const SPREADS: Record<string, Record<string, unknown>> = { TLS_FLAGS };
@@ -112,6 +114,48 @@ function docsSynopsis(page: string, name: string): string {
   return [lines[first], ...rest.slice(0, end === -1 ? rest.length : end)].join('\n');
 }
 
+/** Each flag's entry in a --help text: its line and the lines under it, up to the next flag or a blank line. */
+function entries(usage: string): Map<string, string> {
+  const found = new Map<string, string>();
+  let current: string | undefined;
+  for (const line of usage.split('\n')) {
+    const name = /^\s+(?:-[a-z], )?--([a-z][a-z0-9-]*)/.exec(line)?.[1];
+    if (name !== undefined) current = name;
+    else if (line.trim() === '') current = undefined;
+    if (current !== undefined) found.set(current, `${found.get(current) ?? ''}${line}\n`);
+  }
+  return found;
+}
+
+/** The defaults an entry of --help gives: `default 30`, `default :: and ...`, `yaml (default)`. */
+function defaults(entry: string): string[] {
+  const text = entry.replace(/\s+/g, ' ');
+  return [
+    ...[...text.matchAll(/(?<![\w-])default ([^\s;)]+)/g)].map((m) => m[1] ?? ''),
+    ...[...text.matchAll(/(\S+) \(default\)/g)].map((m) => m[1] ?? ''),
+  ].map((value) => value.replace(/[,.:]$/, ''));
+}
+
+/** The rows of the page's flag table that has a `default` column: the flag and the default cell. */
+function defaultCells(page: string): { flag: string; cell: string }[] {
+  const rows: { flag: string; cell: string }[] = [];
+  let column = -1;
+  for (const line of page.split('\n')) {
+    if (!line.startsWith('|')) {
+      column = -1;
+      continue;
+    }
+    const cells = line
+      .split(/(?<!\\)\|/)
+      .slice(1, -1)
+      .map((cell) => cell.trim());
+    if (cells[0] === 'flag') column = cells.indexOf('default');
+    const flag = /^`(?:-[a-z]`, `)?--([a-z][a-z0-9-]*)/.exec(cells[0] ?? '')?.[1];
+    if (column > 0 && flag !== undefined) rows.push({ flag, cell: cells[column] ?? '' });
+  }
+  return rows;
+}
+
 describe('parsedFlags', () => {
   it('reads the keys, short forms and spreads of the options object, not nested fields', () => {
     const source = `parseFlags('x', argv, {\n  ...TLS_FLAGS,\n  port: { type: 'string' },\n  'dry-run': { type: 'boolean', default: false },\n  output: { type: 'string', short: 'o' },\n});`;
@@ -123,6 +167,43 @@ describe('parsedFlags', () => {
         { name: 'port' },
       ].sort((a, b) => a.name.localeCompare(b.name)),
     );
+  });
+});
+
+describe('environment variables in the docs', () => {
+  /** Every file under `dir`, recursively. */
+  const files = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => join(entry.parentPath, entry.name));
+
+  it('every OSM_HEALTHCHECK_* variable the README, docs/ and the READMEs name is one the code or image reads', () => {
+    const pages = ['README.md', 'deploy/README.md', 'charts/osm-healthcheck/README.md']
+      .map((page) => join(ROOT, page))
+      .concat(files('docs').filter((file) => file.endsWith('.md')));
+    const named = new Set(
+      pages.flatMap((page) => readFileSync(page, 'utf8').match(/\bOSM_HEALTHCHECK_[A-Z_]+\b/g) ?? []),
+    );
+    const code = ['src', 'image', 'init', 'deploy', 'charts']
+      .flatMap(files)
+      .map((file) => readFileSync(file, 'utf8'));
+    expect(named.size).toBeGreaterThan(10);
+    expect([...named].filter((name) => !code.some((text) => new RegExp(`\\b${name}\\b`).test(text)))).toEqual(
+      [],
+    );
+  });
+});
+
+describe('osm-healthcheck --help', () => {
+  it("lists exactly the commands checked here and the README's table of subcommands, each linked to its page", async () => {
+    const { code, stdout } = await runCli(['--help']);
+    expect(code).toBe(0);
+    const listed = [...stdout.matchAll(/^ {2}([a-z]+) {2,}\S/gm)].map((m) => m[1]).sort();
+    expect(listed).toEqual(COMMANDS.map((c) => c.name).sort());
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const table = [...readme.matchAll(/^\| \[`([a-z]+)`\]\(docs\/([a-z-]+)\.md\) \|/gm)];
+    expect(table.map((m) => m[1]).sort()).toEqual(listed);
+    expect(table.filter((m) => m[1] !== m[2]).map((m) => m[0])).toEqual([]);
   });
 });
 
@@ -154,5 +235,26 @@ describe.each(COMMANDS)('$name', ({ name, parser, load }) => {
     const page = readFileSync(join(ROOT, 'docs', `${name}.md`), 'utf8');
     const envs = [...new Set([...usage.matchAll(/\bOSM_HEALTHCHECK_[A-Z_]+/g)].map((m) => m[0]))];
     expect(envs.filter((env) => !page.includes(env))).toEqual([]);
+  });
+
+  it(`docs/${name}.md names every default --help gives`, async () => {
+    const { usage } = await load();
+    const page = readFileSync(join(ROOT, 'docs', `${name}.md`), 'utf8');
+    const given = [...entries(usage)].flatMap(([flag, entry]) =>
+      defaults(entry).map((value) => `--${flag}: ${value}`),
+    );
+    expect(given.filter((item) => !page.includes(item.slice(item.indexOf(': ') + 2)))).toEqual([]);
+  });
+
+  it(`docs/${name}.md's flag table gives each flag the default --help gives`, async () => {
+    const help = entries((await load()).usage);
+    const page = readFileSync(join(ROOT, 'docs', `${name}.md`), 'utf8');
+    const wrong = defaultCells(page).flatMap(({ flag, cell }) => {
+      // The cell's own value is its leading code span (`30`; `::` (dual stack) ...); prose cells state no value.
+      const value = /^`([^`]+)`/.exec(cell)?.[1];
+      if (value === undefined) return [];
+      return (help.get(flag) ?? '').includes(value) ? [] : [`--${flag}: the page says ${value}`];
+    });
+    expect(wrong).toEqual([]);
   });
 });
