@@ -379,7 +379,7 @@ describe('osm-healthcheck inject', () => {
         /^osm-healthcheck inject: stdin: document 1, line 8: Pod\/web: spec.containers\[1\].name: "osm-healthcheck" is the name of a container inject adds, and this one is not inject's/,
     },
     {
-      name: "the app itself named osm-healthcheck, its probes the only ones",
+      name: 'the app itself named osm-healthcheck, its probes the only ones',
       args: [],
       input: [
         'apiVersion: v1',
