@@ -4,9 +4,6 @@
 // (test/rewrite/osm-edge-injector.ts, from osm-edge's source) sits behind each name. Either way the pod is
 // admitted as osm-edge alone makes it: no companion beside the sidecar that listens on 15901-15903.
 
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PodSpec } from '../../src/rewrite/types.js';
 import { ENVTEST_NEEDS, type Envtest, startEnvtest } from '../helpers/envtest.js';
@@ -18,6 +15,7 @@ import {
   startWebhook,
   WEBHOOK_USER,
 } from '../helpers/envtest-webhook.js';
+import { type PatchOp, type StandInInjector, standInInjector } from '../helpers/stand-in-injector.js';
 import { skipWithout } from '../helpers/system-tools.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
 import { until } from '../helpers/until.js';
@@ -29,38 +27,17 @@ const skip = skipWithout("our webhook and osm-edge's through a real kube-apiserv
 let env: Envtest;
 let cert: TestCert;
 let webhook: RunningWebhook;
-let osmEdge: Server;
+let osmEdge: StandInInjector;
 
-/** osm-edge's injector as a webhook: injects a pod once (it skips a pod that has its sidecar). */
-function osmEdgeWebhook(): Server {
-  return createServer({ key: cert.key, cert: cert.cert }, async (req, res) => {
-    let body = '';
-    for await (const chunk of req) body += chunk;
-    const review = JSON.parse(body) as { request: { uid: string; object: Pod } };
-    const spec = review.request.object.spec as PodSpec;
-    const injected = (spec.containers ?? []).some((c) => c.name === 'sidecar');
-    const next = osmEdgeInject(spec);
-    const patch = injected
-      ? []
-      : [
-          { op: 'add', path: '/spec/initContainers', value: next.initContainers },
-          { op: 'replace', path: '/spec/containers', value: next.containers },
-        ];
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        apiVersion: 'admission.k8s.io/v1',
-        kind: 'AdmissionReview',
-        response: {
-          uid: review.request.uid,
-          allowed: true,
-          ...(patch.length === 0
-            ? {}
-            : { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') }),
-        },
-      }),
-    );
-  });
+/** osm-edge's injector: injects a pod once (it skips a pod that has its sidecar). */
+function osmEdgePatch(pod: Pod): PatchOp[] {
+  const spec = pod.spec as PodSpec;
+  if ((spec.containers ?? []).some((c) => c.name === 'sidecar')) return [];
+  const next = osmEdgeInject(spec);
+  return [
+    { op: 'add', path: '/spec/initContainers', value: next.initContainers },
+    { op: 'replace', path: '/spec/containers', value: next.containers },
+  ];
 }
 
 beforeAll(async () => {
@@ -72,10 +49,8 @@ beforeAll(async () => {
   await makeNamespace(env.admin, 'after', { 'osm-healthcheck-injection': 'after' }, []);
   await makeNamespace(env.admin, 'before', { 'osm-healthcheck-injection': 'before' }, []);
   webhook = await startWebhook(env, cert);
-  osmEdge = osmEdgeWebhook();
-  osmEdge.listen(0, '127.0.0.1');
-  await once(osmEdge, 'listening');
-  const url = `https://127.0.0.1:${(osmEdge.address() as AddressInfo).port}/`;
+  osmEdge = await standInInjector(cert, osmEdgePatch);
+  const { url } = osmEdge;
   await registerWebhook(env.admin, 'osm-healthcheck-after', webhook.url, cert.cert, 'after');
   await registerWebhook(env.admin, 'osm-webhook-osm', url, cert.cert, 'after');
   await registerWebhook(env.admin, 'aa-osm-webhook', url, cert.cert, 'before');
@@ -84,7 +59,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await webhook?.stop();
-  osmEdge?.close();
+  osmEdge?.server.close();
   cert?.cleanup();
   await env?.stop();
 });

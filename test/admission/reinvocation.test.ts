@@ -5,9 +5,6 @@
 // every container, the proxy added. Ours must answer that with no patch, and the pod is admitted with one
 // companion. The stand-in of this (test/helpers/api-server-admission.ts betweenCalls) is checked here.
 
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENVTEST_SERVERS, type Envtest, envtestNeeds, startEnvtest } from '../helpers/envtest.js';
 import { makeNamespace, type Pod } from '../helpers/envtest-namespace.js';
@@ -18,6 +15,7 @@ import {
   startWebhook,
   WEBHOOK_USER,
 } from '../helpers/envtest-webhook.js';
+import { type PatchOp, type StandInInjector, standInInjector } from '../helpers/stand-in-injector.js';
 import { skipWithout } from '../helpers/system-tools.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
 import { until } from '../helpers/until.js';
@@ -31,35 +29,16 @@ const PROXY = { name: 'mesh-proxy', image: 'mesh/proxy:1.0', ports: [{ container
 let env: Envtest;
 let cert: TestCert;
 let webhook: RunningWebhook;
-let mesh: Server;
+let mesh: StandInInjector;
 const meshCalls: Json[] = [];
 
 /** A mesh injector: adds its proxy last among the containers, once. */
-function meshInjector(): Server {
-  return createServer({ key: cert.key, cert: cert.cert }, async (req, res) => {
-    let body = '';
-    for await (const chunk of req) body += chunk;
-    const review = JSON.parse(body) as { request: { uid: string; object: Pod } };
-    meshCalls.push(review.request.object);
-    const containers = review.request.object.spec.containers ?? [];
-    const patch = containers.some((c) => c.name === PROXY.name)
-      ? []
-      : [{ op: 'add', path: '/spec/containers/-', value: PROXY }];
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        apiVersion: 'admission.k8s.io/v1',
-        kind: 'AdmissionReview',
-        response: {
-          uid: review.request.uid,
-          allowed: true,
-          ...(patch.length === 0
-            ? {}
-            : { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') }),
-        },
-      }),
-    );
-  });
+function meshPatch(pod: Pod): PatchOp[] {
+  meshCalls.push(pod);
+  const containers = pod.spec.containers ?? [];
+  return containers.some((c) => c.name === PROXY.name)
+    ? []
+    : [{ op: 'add', path: '/spec/containers/-', value: PROXY }];
 }
 
 const admissions = () =>
@@ -100,18 +79,15 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         },
       ]);
       webhook = await startWebhook(env, cert);
-      mesh = meshInjector();
-      mesh.listen(0, '127.0.0.1');
-      await once(mesh, 'listening');
+      mesh = await standInInjector(cert, meshPatch);
       // Configurations are called in the order of their names: ours, then the mesh's.
       await registerWebhook(env.admin, 'osm-healthcheck', webhook.url, cert.cert, 'enabled');
-      const { port } = mesh.address() as AddressInfo;
-      await registerWebhook(env.admin, 'zz-mesh', `https://127.0.0.1:${port}/`, cert.cert, 'enabled');
+      await registerWebhook(env.admin, 'zz-mesh', mesh.url, cert.cert, 'enabled');
     }, 120_000);
 
     afterAll(async () => {
       await webhook?.stop();
-      mesh?.close();
+      mesh?.server.close();
       cert?.cleanup();
       await env?.stop();
     });
