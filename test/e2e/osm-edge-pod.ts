@@ -10,9 +10,8 @@ import { readFileSync } from 'node:fs';
 import { COMPANION_UID } from '../../src/scheme.js';
 import { stagedCli } from '../helpers/staged-cli.js';
 import { Lab, POD } from '../init/lab.js';
-import { type AppConfig, appServers } from './app-config.js';
 import { KubeletStandin } from './kubelet-standin.js';
-import { IMAGE_ENV, moveApps, type Phase, proberCall } from './pod.js';
+import { appStarter, IMAGE_ENV, moveApps, type Phase, proberCall } from './pod.js';
 import { type ContainerSpec, readPodSpec, setprivArgs } from './pod-spec.js';
 import { Processes, type Running } from './processes.js';
 import { type SidecarProbe, startSidecarStandin } from './sidecar-standin.js';
@@ -82,18 +81,7 @@ export async function playOsmEdgePod(play: OsmEdgePlay): Promise<OsmEdgeResult> 
   let kubelet: KubeletStandin | undefined;
   let ours: Running | undefined;
 
-  const startApp = async (name: string) => {
-    const spec = original.containers.find((c) => c.name === name);
-    if (spec === undefined) throw new Error(`container ${name} is not in the original manifest`);
-    const config: AppConfig = { container: name, servers: appServers(spec), tls: play.tls };
-    const app = procs.start(`app ${name}`, lab.pod, [
-      process.execPath,
-      play.programs.app,
-      JSON.stringify(config),
-    ]);
-    await app.waitFor((line) => line === 'ready', START_TIMEOUT_MS);
-    running.set(name, app);
-  };
+  const startApp = appStarter(procs, lab, original, play, running);
 
   try {
     // osm-init: its own command, as root with NET_ADMIN in the pod (iptables-restore of osm-edge's rules).

@@ -78,17 +78,18 @@ function containerPrefix(c: ContainerSpec, podIp: string): string[] {
   return ['env', '-i', ...IMAGE_ENV, ...env, ...setprivArgs(c.securityContext)];
 }
 
-export async function playPod(play: PodPlay): Promise<PodResult> {
-  const pod = readPodSpec(play.manifest);
-  const original = readPodSpec(play.original);
-  const podIp = POD[play.family];
-  const transcript: string[] = [];
-  const procs = new Processes();
-  const running = new Map<string, Running>();
-  const lab = await Lab.create(play.tag);
-  let standin: KubeletStandin | undefined;
-
-  const startApp = async (name: string) => {
+/**
+ * Starts an app container of the original manifest in the pod's namespace, serving what its probes probe, and
+ * waits until it listens.
+ */
+export function appStarter(
+  procs: Processes,
+  lab: Lab,
+  original: { containers: readonly ContainerSpec[] },
+  play: { programs: { app: string }; tls: { key: string; cert: string } },
+  running: Map<string, Running>,
+): (name: string) => Promise<void> {
+  return async (name) => {
     const spec = original.containers.find((c) => c.name === name);
     if (spec === undefined) throw new Error(`container ${name} is not in the original manifest`);
     const config: AppConfig = { container: name, servers: appServers(spec), tls: play.tls };
@@ -100,6 +101,19 @@ export async function playPod(play: PodPlay): Promise<PodResult> {
     await app.waitFor((line) => line === 'ready', START_TIMEOUT_MS);
     running.set(name, app);
   };
+}
+
+export async function playPod(play: PodPlay): Promise<PodResult> {
+  const pod = readPodSpec(play.manifest);
+  const original = readPodSpec(play.original);
+  const podIp = POD[play.family];
+  const transcript: string[] = [];
+  const procs = new Processes();
+  const running = new Map<string, Running>();
+  const lab = await Lab.create(play.tag);
+  let standin: KubeletStandin | undefined;
+
+  const startApp = appStarter(procs, lab, original, play, running);
 
   try {
     await installOsmEdge(lab, play.backend, pod.annotations);
