@@ -1,7 +1,7 @@
 // `osm-healthcheck webhook`: flags -> the mutating admission webhook (src/webhook), until SIGTERM or SIGINT.
 
 import { join } from 'node:path';
-import { badFlagValue, flagOrEnv, noArguments, parseFlags } from '../flags.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { PLACEMENT_MODES } from '../rewrite/placement.js';
@@ -80,10 +80,10 @@ Flags (each also read from the environment variable shown; flags win):
   --log-level LEVEL    ${LOG_LEVELS.join('|')} (OSM_HEALTHCHECK_LOG_LEVEL; default info)
   --help, --version`;
 
-function parsePort(text: string): number {
+function parsePort(text: string, field: string): number {
   const port = Number(text);
   if (!/^\d+$/.test(text) || port > 65535) {
-    throw badFlagValue('--port', text, 'a port 0-65535');
+    throw badFlagValue(field, text, 'a port 0-65535');
   }
   return port;
 }
@@ -137,7 +137,10 @@ async function run(argv: readonly string[]): Promise<void> {
   noArguments('webhook', positionals);
   const tls = tlsChoice(values);
   const portText = flagOrEnv(values.port, 'OSM_HEALTHCHECK_WEBHOOK_PORT');
-  const port = portText === undefined ? DEFAULT_PORT : parsePort(portText);
+  const port =
+    portText === undefined
+      ? DEFAULT_PORT
+      : parsePort(portText, sourceName(values.port, '--port', 'OSM_HEALTHCHECK_WEBHOOK_PORT'));
   const image = flagOrEnv(values.image, 'OSM_HEALTHCHECK_IMAGE') ?? DEFAULT_IMAGE;
   imageOf(image);
   const placement = placementOf(
@@ -159,14 +162,20 @@ async function run(argv: readonly string[]): Promise<void> {
     flagOrEnv(values['pod-security-default'], 'OSM_HEALTHCHECK_POD_SECURITY_DEFAULT') ?? 'privileged';
   const defaultLevel = parseLevel(defaultText);
   if (defaultLevel === undefined) {
-    throw badFlagValue('--pod-security-default', defaultText, POD_SECURITY_LEVELS.join(', '));
+    const from = sourceName(
+      values['pod-security-default'],
+      '--pod-security-default',
+      'OSM_HEALTHCHECK_POD_SECURITY_DEFAULT',
+    );
+    throw badFlagValue(from, defaultText, POD_SECURITY_LEVELS.join(', '));
   }
   const companionCpuLimit = cpuLimitOf(
     flagOrEnv(values['companion-cpu-limit'], 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT'),
   );
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw badFlagValue('--log-level', level, LOG_LEVELS.join(', '));
+    const from = sourceName(values['log-level'], '--log-level', 'OSM_HEALTHCHECK_LOG_LEVEL');
+    throw badFlagValue(from, level, LOG_LEVELS.join(', '));
   }
 
   const log = createLogger(level);

@@ -56,12 +56,10 @@ export function placementFlags(
   if (text === undefined) return { mode: nativeSidecar ? 'native-sidecar' : 'auto' };
   const mode = parsePlacementMode(text);
   if (mode === undefined) {
-    return {
-      invalid: `--placement must be one of ${PLACEMENT_MODES.join(', ')}, got ${describeValue(text)}`,
-    };
+    return { invalid: `--placement ${describeValue(text)} is not accepted` };
   }
   if (nativeSidecar && mode !== 'native-sidecar') {
-    return { invalid: `--native-sidecar is --placement native-sidecar, not ${mode}: give one` };
+    return { invalid: `--native-sidecar (--placement native-sidecar) with --placement ${mode}: give one` };
   }
   return { mode };
 }
