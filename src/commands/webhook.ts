@@ -142,10 +142,11 @@ async function run(argv: readonly string[]): Promise<void> {
       ? DEFAULT_PORT
       : parsePort(portText, sourceName(values.port, '--port', 'OSM_HEALTHCHECK_WEBHOOK_PORT'));
   const image = flagOrEnv(values.image, 'OSM_HEALTHCHECK_IMAGE') ?? DEFAULT_IMAGE;
-  imageOf(image);
+  imageOf(image, sourceName(values.image, '--image', 'OSM_HEALTHCHECK_IMAGE'));
   const placement = placementOf(
     flagOrEnv(values.placement, 'OSM_HEALTHCHECK_PLACEMENT'),
     flagOrEnvBoolean(values['native-sidecar'], 'OSM_HEALTHCHECK_NATIVE_SIDECAR'),
+    sourceName(values.placement, '--placement', 'OSM_HEALTHCHECK_PLACEMENT'),
   );
   const sidecarGate = flagOrEnvBoolean(
     values['sidecar-containers-gate'],
@@ -171,6 +172,7 @@ async function run(argv: readonly string[]): Promise<void> {
   }
   const companionCpuLimit = cpuLimitOf(
     flagOrEnv(values['companion-cpu-limit'], 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT'),
+    sourceName(values['companion-cpu-limit'], '--companion-cpu-limit', 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT'),
   );
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {

@@ -87,7 +87,7 @@ describe('placementFlags: --placement and its alias --native-sidecar', () => {
       name: 'both saying different things',
       text: 'auto',
       alias: true,
-      want: { invalid: '--native-sidecar (--placement native-sidecar) with --placement auto: give one' },
+      want: { invalid: '--native-sidecar (--placement native-sidecar) and --placement auto both given' },
     },
     {
       name: 'no mode',
