@@ -4,7 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UsageError } from '../errors.js';
+import { describeValue, UsageError } from '../errors.js';
 import { badFlagValue, flagOrEnv, sourceName, usageError } from '../flags.js';
 import type { Logger } from '../log.js';
 import { BACKOFF } from '../webhook/cluster-version.js';
@@ -39,12 +39,12 @@ export function tlsChoice(values: TlsValues): TlsChoice {
   const keyFile = flagOrEnv(values['tls-key'], 'OSM_HEALTHCHECK_TLS_KEY');
   if (certFile !== undefined && keyFile !== undefined) return { mode: 'files', certFile, keyFile };
   if (certFile === undefined && keyFile === undefined) return { mode: 'self-managed' };
-  const [given, missing] =
+  const [given, file, missing] =
     certFile === undefined
-      ? [sourceName(values['tls-key'], '--tls-key', 'OSM_HEALTHCHECK_TLS_KEY'), '--tls-cert']
-      : [sourceName(values['tls-cert'], '--tls-cert', 'OSM_HEALTHCHECK_TLS_CERT'), '--tls-key'];
+      ? [sourceName(values['tls-key'], '--tls-key', 'OSM_HEALTHCHECK_TLS_KEY'), keyFile, '--tls-cert']
+      : [sourceName(values['tls-cert'], '--tls-cert', 'OSM_HEALTHCHECK_TLS_CERT'), certFile, '--tls-key'];
   throw usageError(
-    `${given} without ${missing}`,
+    `${given} ${describeValue(file)} without ${missing}`,
     'both for certificate files, or neither for self-managed TLS',
   );
 }

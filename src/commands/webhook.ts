@@ -1,7 +1,8 @@
 // `osm-healthcheck webhook`: flags -> the mutating admission webhook (src/webhook), until SIGTERM or SIGINT.
 
 import { join } from 'node:path';
-import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName } from '../flags.js';
+import { describeValue } from '../errors.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { PLACEMENT_MODES } from '../rewrite/placement.js';
@@ -97,16 +98,24 @@ function flagOrEnvBoolean(flag: boolean | undefined, env: string): boolean {
 
 /** --kube-api, else the in-cluster address; an API server spoken to without TLS would be anyone's. */
 function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): KubeApi | undefined {
-  const text = flagOrEnv(flag, 'OSM_HEALTHCHECK_KUBE_API') ?? inClusterUrl(process.env);
+  const given = flagOrEnv(flag, 'OSM_HEALTHCHECK_KUBE_API');
+  const text = given ?? inClusterUrl(process.env);
   if (text === undefined) return undefined;
+  const from = sourceName(flag, '--kube-api', 'OSM_HEALTHCHECK_KUBE_API');
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw badFlagValue('--kube-api', text, 'an https:// URL');
+    if (given === undefined) {
+      throw usageError(
+        `env KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT make ${describeValue(text)}, no URL`,
+        "the API server's host and port, as Kubernetes sets them in a pod",
+      );
+    }
+    throw badFlagValue(from, text, 'an https:// URL');
   }
   if (url.protocol !== 'https:') {
-    throw badFlagValue('--kube-api', text, 'an https:// URL');
+    throw badFlagValue(from, text, 'an https:// URL');
   }
   return { url: url.origin, caFile, tokenFile };
 }

@@ -152,13 +152,13 @@ describe('webhook', () => {
       args: ['--tls-cert', 'c.pem'],
       code: 2,
       message:
-        'osm-healthcheck webhook: --tls-cert without --tls-key (both for certificate files, or neither for self-managed TLS) [OSM_HC_USAGE]',
+        'osm-healthcheck webhook: --tls-cert "c.pem" without --tls-key (both for certificate files, or neither for self-managed TLS) [OSM_HC_USAGE]',
     },
     {
       name: 'a key without its certificate',
       args: ['--tls-key', 'k.pem'],
       code: 2,
-      message: 'osm-healthcheck webhook: --tls-key without --tls-cert (both',
+      message: 'osm-healthcheck webhook: --tls-key "k.pem" without --tls-cert (both',
     },
     {
       name: 'a namespace that is no DNS label',
