@@ -343,6 +343,17 @@ describe('usage errors: every flag that takes a value, every variable, every com
     expect(await usageErrorOf(command, args, env)).toContain(`osm-healthcheck ${command}: ${says}`);
   });
 
+  it('an unknown command: the commands there are, in the same shape, then the help', async () => {
+    const { code, stdout, stderr } = await runCli(['frobnicate'], { env: QUIET_ENV });
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    const [first, blank] = stderr.split('\n');
+    expect(first).toBe(
+      'osm-healthcheck: unknown command "frobnicate" (serve, wait, inject, init, webhook, check) [OSM_HC_USAGE]',
+    );
+    expect(blank).toBe('');
+    expect(stderr).toContain('Usage: osm-healthcheck <command> [flags]');
+  });
+
   it('holds the shape itself: a doubled command or no accepted part is refused', () => {
     expect('osm-healthcheck serve: --ports "1" is not accepted (four ports) [OSM_HC_USAGE]\n').toMatch(
       ONE_SHAPE,
