@@ -2,6 +2,7 @@
 // [OSM_HC_USAGE]`, exit 2, nothing on stdout; asked of the built CLI for each command and each kind of mistake,
 // each flag that takes a value (the command's own list of its flags), each variable and each pair of flags.
 
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runScript } from '../helpers/cli.js';
 
@@ -352,6 +353,14 @@ describe('usage errors: every flag that takes a value, every variable, every com
     );
     expect(blank).toBe('');
     expect(stderr).toContain('Usage: osm-healthcheck <command> [flags]');
+  });
+
+  it("docs/error-codes.md's example is wait's own line", async () => {
+    const page = readFileSync(new URL('../../docs/error-codes.md', import.meta.url), 'utf8');
+    const example = /`(osm-healthcheck wait: env OSM_HEALTHCHECK_PORTS "([^"]*)"[^`]*)`/.exec(page);
+    expect(example).not.toBeNull();
+    const [, line, value] = example ?? [];
+    expect(await usageErrorOf('wait', [], { OSM_HEALTHCHECK_PORTS: value ?? '' })).toBe(`${line}\n`);
   });
 
   it('holds the shape itself: a doubled command or no accepted part is refused', () => {
