@@ -83,7 +83,11 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const entry = COMMANDS.find((c) => c.name === name);
   if (entry === undefined) {
-    process.stderr.write(`osm-healthcheck: unknown command "${name}"\n\n${help()}\n`);
+    // The one usage-error shape (flags.ts), with no command to name: what is wrong (what is accepted) [code].
+    const accepted = COMMANDS.map((c) => c.name).join(', ');
+    process.stderr.write(
+      `osm-healthcheck: unknown command ${JSON.stringify(name)} (${accepted}) [OSM_HC_USAGE]\n\n${help()}\n`,
+    );
     return 2;
   }
   const command = await entry.load();

@@ -10,8 +10,8 @@ import { describeValue, UsageError } from './errors.js';
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** A usage error in the one shape: `problem (accepted)`. No command name: cli.ts puts it in front. */
-export function usageError(problem: string, accepted: string): UsageError {
-  return new UsageError(`${problem} (${accepted})`);
+export function usageError(problem: string, accepted: string, options?: { cause?: unknown }): UsageError {
+  return new UsageError(`${problem} (${accepted})`, options);
 }
 
 /** A flag's value refused: `--output "xml" is not accepted (yaml or json)`. */
@@ -68,7 +68,7 @@ export function parseFlags<T extends Options>(command: string, argv: readonly st
   } catch (err) {
     const ours = flagProblem(command, argv, options);
     if (ours !== undefined) throw ours;
-    throw new UsageError(`${(err as Error).message} (see osm-healthcheck ${command} --help)`, { cause: err });
+    throw usageError((err as Error).message, `see osm-healthcheck ${command} --help`, { cause: err });
   }
 }
 
@@ -86,6 +86,11 @@ export function flagOrEnv(flag: string | undefined, envName: string): string | u
   if (flag !== undefined) return flag;
   const fromEnv = process.env[envName];
   return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
+}
+
+/** How a usage error names a value flagOrEnv read: `flag` when it was given, else `env envName`. */
+export function sourceName(flagValue: unknown, flag: string, envName: string): string {
+  return flagValue === undefined ? `env ${envName}` : flag;
 }
 
 /**

@@ -2,7 +2,8 @@
 // --ports` hands them to the init script; `serve --allowed-ports` checks header-driven targets against them. And
 // the companion's four listen ports (`serve --ports`, `wait --ports`, `check --ports`).
 
-import { describeValue, UsageError } from './errors.js';
+import { describeValue } from './errors.js';
+import { badFlagValue, usageError } from './flags.js';
 import { LISTENER_ROLES, type ListenerRole, PORT_RANGE } from './scheme.js';
 
 export interface PortRange {
@@ -15,11 +16,14 @@ export const DEFAULT_INIT_PORTS: readonly PortRange[] = [{ first: PORT_RANGE.fir
 
 const ITEM = /^(\d{1,5})(?:-(\d{1,5}))?$/;
 
+/** What --ports/--allowed-ports take, in every error about them. */
+const RANGES_ACCEPTED = 'ports 1-65535 and ranges, comma-separated, e.g. 15901-15904,16000';
+
 function port(text: string, item: string, flag: string): number {
   const n = Number(text);
   if (text.startsWith('0') || n > 65535) {
-    const where = text === item ? '' : ` (in ${describeValue(item)})`;
-    throw new UsageError(`${flag}: ${text} is not a port 1-65535${where}`);
+    const where = text === item ? '' : ` in ${describeValue(item)}`;
+    throw usageError(`${flag} ${describeValue(text)}${where} is not a port`, RANGES_ACCEPTED);
   }
   return n;
 }
@@ -29,21 +33,22 @@ function port(text: string, item: string, flag: string): number {
  * so the script writes one rule per range. Anything else is a UsageError naming the bad item.
  */
 export function parsePortRanges(text: string, flag = '--ports'): PortRange[] {
-  if (text.trim() === '') {
-    throw new UsageError(`${flag} is empty; expected ports or ranges like 15901-15904,16000`);
-  }
+  if (text.trim() === '') throw usageError(`${flag} is empty`, RANGES_ACCEPTED);
   const ranges = text.split(',').map((raw) => {
     const item = raw.trim();
     const match = ITEM.exec(item);
     if (match === null) {
-      const where = item === text.trim() ? '' : ` (in ${describeValue(text)})`;
-      throw new UsageError(
-        `${flag}: ${describeValue(item)} is not a port or a range like 15901-15904${where}`,
-      );
+      const where = item === text.trim() ? '' : ` in ${describeValue(text)}`;
+      throw usageError(`${flag} ${describeValue(item)}${where} is not a port or a range`, RANGES_ACCEPTED);
     }
     const first = port(match[1] ?? '', item, flag);
     const last = match[2] === undefined ? first : port(match[2], item, flag);
-    if (first > last) throw new UsageError(`${flag}: range ${describeValue(item)} runs backwards`);
+    if (first > last) {
+      throw usageError(
+        `${flag} range ${describeValue(item)} runs backwards`,
+        'a range runs low-high, e.g. 15901-15904',
+      );
+    }
     return { first, last };
   });
   ranges.sort((a, b) => a.first - b.first);
@@ -71,14 +76,15 @@ export function formatPortRanges(ranges: readonly PortRange[]): string {
   return ranges.map((r) => (r.first === r.last ? `${r.first}` : `${r.first}-${r.last}`)).join(',');
 }
 
-/** `serve --ports` / `wait --ports` / `check --ports`: liveness,readiness,startup,healthcheck; 0 lets the system choose (tests). */
-export function parseListenPorts(text: string): Record<ListenerRole, number> {
+/**
+ * `serve --ports` / `wait --ports` / `check --ports`: liveness,readiness,startup,healthcheck; 0 lets the system
+ * choose (tests). `field` names where the text came from (`--ports`, `env OSM_HEALTHCHECK_PORTS`).
+ */
+export function parseListenPorts(text: string, field = '--ports'): Record<ListenerRole, number> {
   const items = text.split(',').map((s) => s.trim());
   const numbers = items.map(Number);
   if (items.length !== 4 || numbers.some((n, i) => !/^\d+$/.test(items[i] ?? '') || n > 65535)) {
-    throw new UsageError(
-      `--ports must be four ports 0-65535 (liveness,readiness,startup,healthcheck), got ${describeValue(text)}`,
-    );
+    throw badFlagValue(field, text, 'four ports 0-65535: liveness,readiness,startup,healthcheck');
   }
   return Object.fromEntries(LISTENER_ROLES.map((role, i) => [role, numbers[i]])) as Record<
     ListenerRole,

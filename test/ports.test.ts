@@ -21,24 +21,44 @@ describe('parsePortRanges', () => {
   });
 
   it.each([
-    { name: 'zero', text: '0', message: '--ports: 0 is not a port 1-65535' },
-    { name: 'too big', text: '70000', message: '--ports: 70000 is not a port 1-65535' },
+    {
+      name: 'zero',
+      text: '0',
+      message: `--ports "0" is not a port (ports 1-65535 and ranges, comma-separated, e.g. 15901-15904,16000)`,
+    },
+    { name: 'too big', text: '70000', message: '--ports "70000" is not a port (ports 1-65535' },
     {
       name: 'too big in a range',
       text: '15901-70000',
-      message: '70000 is not a port 1-65535 (in "15901-70000")',
+      message: '--ports "70000" in "15901-70000" is not a port (',
     },
-    { name: 'leading zero', text: '01590', message: '--ports: 01590 is not a port 1-65535' },
-    { name: 'words', text: 'a-b', message: '"a-b" is not a port or a range like 15901-15904' },
-    { name: 'empty', text: '', message: '--ports is empty' },
-    { name: 'blank', text: '  ', message: '--ports is empty' },
+    { name: 'leading zero', text: '01590', message: '--ports "01590" is not a port (' },
+    {
+      name: 'words',
+      text: 'a-b',
+      message: `--ports "a-b" is not a port or a range (ports 1-65535 and ranges, comma-separated, e.g. 15901-15904,16000)`,
+    },
+    {
+      name: 'empty',
+      text: '',
+      message: `--ports is empty (ports 1-65535 and ranges, comma-separated, e.g. 15901-15904,16000)`,
+    },
+    {
+      name: 'blank',
+      text: '  ',
+      message: `--ports is empty (ports 1-65535 and ranges, comma-separated, e.g. 15901-15904,16000)`,
+    },
     {
       name: 'empty item',
       text: '15901,,15902',
-      message: '"" is not a port or a range like 15901-15904 (in "15901,,15902")',
+      message: '--ports "" in "15901,,15902" is not a port or a range (',
     },
-    { name: 'trailing comma', text: '15901,', message: '"" is not a port or a range' },
-    { name: 'backwards range', text: '15904-15901', message: 'range "15904-15901" runs backwards' },
+    { name: 'trailing comma', text: '15901,', message: '--ports "" in "15901," is not a port or a range (' },
+    {
+      name: 'backwards range',
+      text: '15904-15901',
+      message: '--ports range "15904-15901" runs backwards (a range runs low-high',
+    },
     { name: 'negative', text: '-1', message: '"-1" is not a port or a range' },
     { name: 'open range', text: '15901-', message: '"15901-" is not a port or a range' },
     { name: 'colon range', text: '15901:15904', message: '"15901:15904" is not a port or a range' },
@@ -60,7 +80,7 @@ describe('portSet', () => {
   });
 
   it('names the flag it parses in every refusal', () => {
-    expect(() => parsePortRanges('0', '--allowed-ports')).toThrow('--allowed-ports: 0 is not a port 1-65535');
+    expect(() => parsePortRanges('0', '--allowed-ports')).toThrow('--allowed-ports "0" is not a port (');
     expect(() => parsePortRanges('', '--allowed-ports')).toThrow('--allowed-ports is empty');
   });
 });
@@ -90,7 +110,10 @@ describe('parseListenPorts: serve --ports and wait --ports', () => {
     { name: 'a negative port', text: '1,2,3,-4' },
   ])('refuses $name', ({ text }) => {
     expect(() => parseListenPorts(text)).toThrow(
-      `--ports must be four ports 0-65535 (liveness,readiness,startup,healthcheck), got ${JSON.stringify(text)}`,
+      `--ports ${JSON.stringify(text)} is not accepted (four ports 0-65535: liveness,readiness,startup,healthcheck)`,
+    );
+    expect(() => parseListenPorts(text, 'env OSM_HEALTHCHECK_PORTS')).toThrow(
+      `env OSM_HEALTHCHECK_PORTS ${JSON.stringify(text)} is not accepted (`,
     );
   });
 });

@@ -1,7 +1,8 @@
 // Which table entries `check --kind ... --container ...` means. A filter that names nothing in the table, or
 // filters that together select nothing, are usage errors listing what the table has.
 
-import { describeValue, UsageError } from '../errors.js';
+import { describeValue } from '../errors.js';
+import { badFlagValue, usageError } from '../flags.js';
 import { isProbeKind, PROBE_KINDS, type ProbeKind } from '../scheme.js';
 import { entries } from '../table/parse.js';
 import type { ProbeEntry, ProbeTable } from '../table/types.js';
@@ -19,7 +20,7 @@ function values(flags: readonly string[]): string[] {
 function parseKinds(flags: readonly string[]): ProbeKind[] {
   return values(flags).map((value) => {
     if (!isProbeKind(value)) {
-      throw new UsageError(`--kind must be one of ${PROBE_KINDS.join(', ')}, got ${describeValue(value)}`);
+      throw badFlagValue('--kind', value, PROBE_KINDS.join(', '));
     }
     return value;
   });
@@ -32,14 +33,15 @@ function describe(all: readonly ProbeEntry[]): string {
 /** The entries the filters select, in table order (kind by kind); throws UsageError when that is none. */
 export function selectEntries(table: ProbeTable, filters: Filters): ProbeEntry[] {
   const all = entries(table);
-  if (all.length === 0) throw new UsageError('the probe table has no entries: nothing to check');
+  if (all.length === 0) throw usageError('the probe table has no entries', 'a table with a probe to check');
   const kinds = parseKinds(filters.kinds);
   const containers = values(filters.containers);
   const known = new Set(all.map((e) => e.container));
   for (const container of containers) {
     if (!known.has(container)) {
-      throw new UsageError(
-        `--container ${describeValue(container)} is not in the probe table; its containers: ${[...known].join(', ')}`,
+      throw usageError(
+        `--container ${describeValue(container)} is not in the probe table`,
+        `its containers: ${[...known].join(', ')}`,
       );
     }
   }
@@ -53,7 +55,7 @@ export function selectEntries(table: ProbeTable, filters: Filters): ProbeEntry[]
       ...(kinds.length > 0 ? [`--kind ${kinds.join(',')}`] : []),
       ...(containers.length > 0 ? [`--container ${containers.join(',')}`] : []),
     ].join(' ');
-    throw new UsageError(`${asked} selects no probe; the table has: ${describe(all)}`);
+    throw usageError(`${asked} selects no probe`, `the table has: ${describe(all)}`);
   }
   return selected;
 }

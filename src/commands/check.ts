@@ -6,7 +6,7 @@ import { formatJson, formatTable, passed, summary } from '../check/report.js';
 import { runDirect, runViaCompanion } from '../check/run.js';
 import { selectEntries } from '../check/select.js';
 import { HealthcheckError } from '../errors.js';
-import { badFlagValue, flagOrEnv, noArguments, parseFlags, usageError } from '../flags.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
 import { parseListenPorts } from '../ports.js';
 import { DEFAULT_PORTS, LISTENER_ROLES, PROBE_KINDS, PROBES_ENV } from '../scheme.js';
 import { loadProbeTable } from '../table/load.js';
@@ -55,9 +55,10 @@ async function run(argv: readonly string[]): Promise<void> {
     throw usageError('--ports without --via-companion', '--ports goes with --via-companion');
   }
   const portsText = via ? flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS') : undefined;
-  const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenPorts(portsText);
+  const portsFrom = sourceName(values.ports, '--ports', 'OSM_HEALTHCHECK_PORTS');
+  const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenPorts(portsText, portsFrom);
   if (Object.values(ports).includes(0)) {
-    throw badFlagValue('--ports', portsText, "the companion's ports; 0 cannot be dialled");
+    throw badFlagValue(portsFrom, portsText, "the companion's ports; 0 cannot be dialled");
   }
   const host = podTargetHost();
   const table = await loadProbeTable({ file: values.probes, env: process.env[PROBES_ENV] });

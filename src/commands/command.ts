@@ -1,7 +1,7 @@
 // The shape every subcommand has, and where the commands that probe send their probes. Flags: ../flags.ts.
 
 import { isIP } from 'node:net';
-import { describeValue, UsageError } from '../errors.js';
+import { badFlagValue } from '../flags.js';
 
 export interface Command {
   name: string;
@@ -15,7 +15,6 @@ export interface Command {
 export function podTargetHost(): string {
   const podIp = process.env.POD_IP?.trim();
   if (podIp === undefined || podIp === '') return '127.0.0.1';
-  if (isIP(podIp) === 0)
-    throw new UsageError(`env POD_IP must be an IP address, got ${describeValue(podIp)}`);
+  if (isIP(podIp) === 0) throw badFlagValue('env POD_IP', podIp, "an IP address: the pod's status.podIP");
   return podIp;
 }

@@ -3,7 +3,7 @@
 
 import pkg from '../../package.json' with { type: 'json' };
 import { HealthcheckError } from '../errors.js';
-import { badFlagValue, flagOrEnv, noArguments, parseFlags, usageError } from '../flags.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
 import { createLogger, LOG_LEVELS, levelOfVerbosity, VERBOSITY_NAMES } from '../log.js';
 import { lazyExposition } from '../metrics/load-exposition.js';
 import { Recorder } from '../metrics/recorder.js';
@@ -85,7 +85,8 @@ function logLevel(logLevelFlag: string | undefined, verbosity: string | undefine
   }
   const level = flagOrEnv(logLevelFlag, 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw badFlagValue('--log-level', level, LOG_LEVELS.join(', '));
+    const from = sourceName(logLevelFlag, '--log-level', 'OSM_HEALTHCHECK_LOG_LEVEL');
+    throw badFlagValue(from, level, LOG_LEVELS.join(', '));
   }
   return level;
 }
@@ -106,10 +107,20 @@ async function run(argv: readonly string[]): Promise<void> {
   const compat = values['osm-edge-compat'] === true;
   const level = logLevel(values['log-level'], values.verbosity, compat);
   const portsText = flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS');
-  const ports = portsText === undefined ? { ...DEFAULT_PORTS } : parseListenPorts(portsText);
+  const ports =
+    portsText === undefined
+      ? { ...DEFAULT_PORTS }
+      : parseListenPorts(portsText, sourceName(values.ports, '--ports', 'OSM_HEALTHCHECK_PORTS'));
   const allowedText = flagOrEnv(values['allowed-ports'], 'OSM_HEALTHCHECK_ALLOWED_PORTS');
   const allowedFlag =
-    allowedText === undefined ? undefined : portSet(parsePortRanges(allowedText, '--allowed-ports'));
+    allowedText === undefined
+      ? undefined
+      : portSet(
+          parsePortRanges(
+            allowedText,
+            sourceName(values['allowed-ports'], '--allowed-ports', 'OSM_HEALTHCHECK_ALLOWED_PORTS'),
+          ),
+        );
   const targetHost = podTargetHost();
   const graceText = flagOrEnv(values['shutdown-grace'], SHUTDOWN_GRACE_ENV);
   const graceSeconds =
@@ -117,7 +128,7 @@ async function run(argv: readonly string[]): Promise<void> {
       ? DEFAULT_SHUTDOWN_GRACE_SECONDS
       : parseShutdownGrace(
           graceText,
-          values['shutdown-grace'] === undefined ? `env ${SHUTDOWN_GRACE_ENV}` : '--shutdown-grace',
+          sourceName(values['shutdown-grace'], '--shutdown-grace', SHUTDOWN_GRACE_ENV),
         );
   const restarts = parseRestarts(process.env[RESTARTS_ENV]);
   const table = await loadProbeTable({ file: values.probes, env: process.env[PROBES_ENV] });

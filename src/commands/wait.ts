@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HealthcheckError } from '../errors.js';
-import { badFlagValue, flagOrEnv, noArguments, parseFlags } from '../flags.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName } from '../flags.js';
 import { parseListenPorts } from '../ports.js';
 import { DEFAULT_PORTS, LISTENER_ROLES } from '../scheme.js';
 import { getHealthz, healthzUrl } from '../wait/healthz.js';
@@ -37,10 +37,10 @@ function parseTimeout(text: string): number {
 }
 
 /** Where serve can be reached from inside the pod: its bind address, or loopback for a wildcard one. */
-function dialHost(bind: string | undefined): string {
+function dialHost(bind: string | undefined, field: string): string {
   if (bind === undefined || bind === '::' || bind === '0.0.0.0') return '127.0.0.1';
   if (isIP(bind) === 0) {
-    throw badFlagValue('--host', bind, 'an IP address');
+    throw badFlagValue(field, bind, 'an IP address');
   }
   return bind;
 }
@@ -53,9 +53,13 @@ async function run(argv: readonly string[]): Promise<void> {
   });
   noArguments('wait', positionals);
   const portsText = flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS');
-  const port = (portsText === undefined ? DEFAULT_PORTS : parseListenPorts(portsText)).healthcheck;
-  if (port === 0) throw badFlagValue('--ports', portsText, 'the real healthcheck port, not 0');
-  const host = dialHost(flagOrEnv(values.host, 'OSM_HEALTHCHECK_HOST'));
+  const portsFrom = sourceName(values.ports, '--ports', 'OSM_HEALTHCHECK_PORTS');
+  const port = (portsText === undefined ? DEFAULT_PORTS : parseListenPorts(portsText, portsFrom)).healthcheck;
+  if (port === 0) throw badFlagValue(portsFrom, portsText, 'the real healthcheck port, not 0');
+  const host = dialHost(
+    flagOrEnv(values.host, 'OSM_HEALTHCHECK_HOST'),
+    sourceName(values.host, '--host', 'OSM_HEALTHCHECK_HOST'),
+  );
   const plan: WaitPlan = {
     ...DEFAULT_PLAN,
     ...(values.timeout === undefined ? {} : { timeoutMs: parseTimeout(values.timeout) }),

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeValue, UsageError } from '../errors.js';
-import { flagOrEnv } from '../flags.js';
+import { badFlagValue, flagOrEnv, sourceName, usageError } from '../flags.js';
 import type { Logger } from '../log.js';
 import { BACKOFF } from '../webhook/cluster-version.js';
 import { type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
@@ -39,9 +39,13 @@ export function tlsChoice(values: TlsValues): TlsChoice {
   const keyFile = flagOrEnv(values['tls-key'], 'OSM_HEALTHCHECK_TLS_KEY');
   if (certFile !== undefined && keyFile !== undefined) return { mode: 'files', certFile, keyFile };
   if (certFile === undefined && keyFile === undefined) return { mode: 'self-managed' };
-  const [given, missing] = certFile === undefined ? ['--tls-key', '--tls-cert'] : ['--tls-cert', '--tls-key'];
-  throw new UsageError(
-    `webhook got ${given} without ${missing}: give both (certificate files) or neither (self-managed TLS)`,
+  const [given, file, missing] =
+    certFile === undefined
+      ? [sourceName(values['tls-key'], '--tls-key', 'OSM_HEALTHCHECK_TLS_KEY'), keyFile, '--tls-cert']
+      : [sourceName(values['tls-cert'], '--tls-cert', 'OSM_HEALTHCHECK_TLS_CERT'), certFile, '--tls-key'];
+  throw usageError(
+    `${given} ${describeValue(file)} without ${missing}`,
+    'both for certificate files, or neither for self-managed TLS',
   );
 }
 
@@ -51,23 +55,24 @@ function name(value: string, flag: string, label: boolean): string {
     ? /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/
     : /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
   if (!pattern.test(value)) {
-    throw new UsageError(
-      `${flag} must be a Kubernetes ${label ? 'DNS label' : 'object name'}, got ${describeValue(value)}`,
-    );
+    throw badFlagValue(flag, value, `a Kubernetes ${label ? 'DNS label' : 'object name'}`);
   }
   return value;
 }
 
 function namespaceOf(flag: string | undefined): string {
   const given = flagOrEnv(flag, 'OSM_HEALTHCHECK_NAMESPACE');
-  if (given !== undefined) return name(given, '--namespace', true);
+  if (given !== undefined) {
+    return name(given, sourceName(flag, '--namespace', 'OSM_HEALTHCHECK_NAMESPACE'), true);
+  }
   const file = join(SERVICE_ACCOUNT_DIR, 'namespace');
   try {
     return name(readFileSync(file, 'utf8').trim(), file, true);
   } catch (err) {
     if (err instanceof UsageError) throw err;
-    throw new UsageError(
-      `self-managed TLS needs --namespace (or env OSM_HEALTHCHECK_NAMESPACE): cannot read ${file}: ${(err as Error).message}`,
+    throw usageError(
+      `self-managed TLS has no namespace: cannot read ${file}: ${(err as Error).message}`,
+      '--namespace, or env OSM_HEALTHCHECK_NAMESPACE, outside a pod',
     );
   }
 }
@@ -75,7 +80,7 @@ function namespaceOf(flag: string | undefined): string {
 function seconds(text: string, flag: string): number {
   const value = Number(text);
   if (!/^\d+$/.test(text) || value < 1 || value > 86_400) {
-    throw new UsageError(`${flag} must be whole seconds 1-86400, got ${describeValue(text)}`);
+    throw badFlagValue(flag, text, 'whole seconds 1-86400');
   }
   return value;
 }
@@ -88,30 +93,37 @@ export async function tlsSource(
 ): Promise<TlsSource> {
   if (choice.mode === 'files') return fileTls(choice.certFile, choice.keyFile, log);
   if (api === undefined) {
-    throw new UsageError(
-      'self-managed TLS (no --tls-cert/--tls-key) needs the API server: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given',
+    throw usageError(
+      'self-managed TLS (no --tls-cert/--tls-key) needs the API server, but KUBERNETES_SERVICE_HOST is not set and --kube-api is not given',
+      '--kube-api URL, or --tls-cert and --tls-key',
     );
   }
   const namespace = namespaceOf(values.namespace);
   const service = name(
     flagOrEnv(values.service, 'OSM_HEALTHCHECK_WEBHOOK_SERVICE') ?? TLS_DEFAULTS.service,
-    '--service',
+    sourceName(values.service, '--service', 'OSM_HEALTHCHECK_WEBHOOK_SERVICE'),
     true,
   );
   const resync = flagOrEnv(values['tls-resync'], 'OSM_HEALTHCHECK_TLS_RESYNC_SECONDS');
   const resyncMs =
-    1000 * (resync === undefined ? TLS_DEFAULTS.resyncSeconds : seconds(resync, '--tls-resync'));
+    1000 *
+    (resync === undefined
+      ? TLS_DEFAULTS.resyncSeconds
+      : seconds(
+          resync,
+          sourceName(values['tls-resync'], '--tls-resync', 'OSM_HEALTHCHECK_TLS_RESYNC_SECONDS'),
+        ));
   return selfManagedTls({
     api,
     namespace,
     secretName: name(
       flagOrEnv(values['tls-secret'], 'OSM_HEALTHCHECK_TLS_SECRET') ?? TLS_DEFAULTS.secret,
-      '--tls-secret',
+      sourceName(values['tls-secret'], '--tls-secret', 'OSM_HEALTHCHECK_TLS_SECRET'),
       false,
     ),
     webhookConfig: name(
       flagOrEnv(values['webhook-config'], 'OSM_HEALTHCHECK_WEBHOOK_CONFIG') ?? TLS_DEFAULTS.webhookConfig,
-      '--webhook-config',
+      sourceName(values['webhook-config'], '--webhook-config', 'OSM_HEALTHCHECK_WEBHOOK_CONFIG'),
       false,
     ),
     policy: {

@@ -1,7 +1,8 @@
 // `osm-healthcheck webhook`: flags -> the mutating admission webhook (src/webhook), until SIGTERM or SIGINT.
 
 import { join } from 'node:path';
-import { badFlagValue, flagOrEnv, noArguments, parseFlags } from '../flags.js';
+import { describeValue } from '../errors.js';
+import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { PLACEMENT_MODES } from '../rewrite/placement.js';
@@ -80,10 +81,10 @@ Flags (each also read from the environment variable shown; flags win):
   --log-level LEVEL    ${LOG_LEVELS.join('|')} (OSM_HEALTHCHECK_LOG_LEVEL; default info)
   --help, --version`;
 
-function parsePort(text: string): number {
+function parsePort(text: string, field: string): number {
   const port = Number(text);
   if (!/^\d+$/.test(text) || port > 65535) {
-    throw badFlagValue('--port', text, 'a port 0-65535');
+    throw badFlagValue(field, text, 'a port 0-65535');
   }
   return port;
 }
@@ -97,16 +98,24 @@ function flagOrEnvBoolean(flag: boolean | undefined, env: string): boolean {
 
 /** --kube-api, else the in-cluster address; an API server spoken to without TLS would be anyone's. */
 function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): KubeApi | undefined {
-  const text = flagOrEnv(flag, 'OSM_HEALTHCHECK_KUBE_API') ?? inClusterUrl(process.env);
+  const given = flagOrEnv(flag, 'OSM_HEALTHCHECK_KUBE_API');
+  const text = given ?? inClusterUrl(process.env);
   if (text === undefined) return undefined;
+  const from = sourceName(flag, '--kube-api', 'OSM_HEALTHCHECK_KUBE_API');
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw badFlagValue('--kube-api', text, 'an https:// URL');
+    if (given === undefined) {
+      throw usageError(
+        `env KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT make ${describeValue(text)}, no URL`,
+        "the API server's host and port, as Kubernetes sets them in a pod",
+      );
+    }
+    throw badFlagValue(from, text, 'an https:// URL');
   }
   if (url.protocol !== 'https:') {
-    throw badFlagValue('--kube-api', text, 'an https:// URL');
+    throw badFlagValue(from, text, 'an https:// URL');
   }
   return { url: url.origin, caFile, tokenFile };
 }
@@ -137,12 +146,16 @@ async function run(argv: readonly string[]): Promise<void> {
   noArguments('webhook', positionals);
   const tls = tlsChoice(values);
   const portText = flagOrEnv(values.port, 'OSM_HEALTHCHECK_WEBHOOK_PORT');
-  const port = portText === undefined ? DEFAULT_PORT : parsePort(portText);
+  const port =
+    portText === undefined
+      ? DEFAULT_PORT
+      : parsePort(portText, sourceName(values.port, '--port', 'OSM_HEALTHCHECK_WEBHOOK_PORT'));
   const image = flagOrEnv(values.image, 'OSM_HEALTHCHECK_IMAGE') ?? DEFAULT_IMAGE;
-  imageOf(image);
+  imageOf(image, sourceName(values.image, '--image', 'OSM_HEALTHCHECK_IMAGE'));
   const placement = placementOf(
     flagOrEnv(values.placement, 'OSM_HEALTHCHECK_PLACEMENT'),
     flagOrEnvBoolean(values['native-sidecar'], 'OSM_HEALTHCHECK_NATIVE_SIDECAR'),
+    sourceName(values.placement, '--placement', 'OSM_HEALTHCHECK_PLACEMENT'),
   );
   const sidecarGate = flagOrEnvBoolean(
     values['sidecar-containers-gate'],
@@ -159,14 +172,21 @@ async function run(argv: readonly string[]): Promise<void> {
     flagOrEnv(values['pod-security-default'], 'OSM_HEALTHCHECK_POD_SECURITY_DEFAULT') ?? 'privileged';
   const defaultLevel = parseLevel(defaultText);
   if (defaultLevel === undefined) {
-    throw badFlagValue('--pod-security-default', defaultText, POD_SECURITY_LEVELS.join(', '));
+    const from = sourceName(
+      values['pod-security-default'],
+      '--pod-security-default',
+      'OSM_HEALTHCHECK_POD_SECURITY_DEFAULT',
+    );
+    throw badFlagValue(from, defaultText, POD_SECURITY_LEVELS.join(', '));
   }
   const companionCpuLimit = cpuLimitOf(
     flagOrEnv(values['companion-cpu-limit'], 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT'),
+    sourceName(values['companion-cpu-limit'], '--companion-cpu-limit', 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT'),
   );
   const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw badFlagValue('--log-level', level, LOG_LEVELS.join(', '));
+    const from = sourceName(values['log-level'], '--log-level', 'OSM_HEALTHCHECK_LOG_LEVEL');
+    throw badFlagValue(from, level, LOG_LEVELS.join(', '));
   }
 
   const log = createLogger(level);

@@ -5,7 +5,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { HealthcheckError, UsageError } from '../errors.js';
+import { HealthcheckError } from '../errors.js';
+import { usageError } from '../flags.js';
 
 export const INIT_SCRIPT = 'osm-healthcheck-init.sh';
 /** Overrides where the init scripts live (a directory holding osm-healthcheck-init.sh). */
@@ -87,6 +88,14 @@ export async function runInitScript(
         ? last.slice(NOTE_PREFIX.length)
         : last;
   // Exit 2 is the script's own usage check; it only fires when our flag validation let something through.
-  if (result.exitCode === 2) throw new UsageError(message, { cause: result });
+  if (result.exitCode === 2) {
+    throw usageError(
+      `${INIT_SCRIPT} refused its arguments: ${message}`,
+      'the flags osm-healthcheck init --help lists',
+      {
+        cause: result,
+      },
+    );
+  }
   throw new HealthcheckError('OSM_HC_INIT', message, { cause: result });
 }

@@ -47,21 +47,20 @@ export function parsePlacementMode(text: string): PlacementMode | undefined {
 
 /**
  * --placement, else its alias --native-sidecar, else auto; what is wrong when the text is no mode or the two
- * say different things (inject and the webhook read the same flags).
+ * say different things (inject and the webhook read the same flags). `field` names where the text came from.
  */
 export function placementFlags(
   text: string | undefined,
   nativeSidecar: boolean,
+  field = '--placement',
 ): { mode: PlacementMode } | { invalid: string } {
   if (text === undefined) return { mode: nativeSidecar ? 'native-sidecar' : 'auto' };
   const mode = parsePlacementMode(text);
   if (mode === undefined) {
-    return {
-      invalid: `--placement must be one of ${PLACEMENT_MODES.join(', ')}, got ${describeValue(text)}`,
-    };
+    return { invalid: `${field} ${describeValue(text)} is not accepted` };
   }
   if (nativeSidecar && mode !== 'native-sidecar') {
-    return { invalid: `--native-sidecar is --placement native-sidecar, not ${mode}: give one` };
+    return { invalid: `--native-sidecar (--placement native-sidecar) and ${field} ${mode} both given` };
   }
   return { mode };
 }

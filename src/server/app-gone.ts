@@ -4,7 +4,7 @@
 
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeValue, UsageError } from '../errors.js';
+import { badFlagValue } from '../flags.js';
 import { entries } from '../table/parse.js';
 import type { ProbeTable } from '../table/types.js';
 
@@ -41,9 +41,7 @@ export function decide(
 export function parseShutdownGrace(text: string, field: string): number {
   const seconds = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(seconds * 1000)) {
-    throw new UsageError(
-      `${field} must be a whole number of seconds, 0 or more (the pod's terminationGracePeriodSeconds), got ${describeValue(text)}`,
-    );
+    throw badFlagValue(field, text, "whole seconds, 0 or more: the pod's terminationGracePeriodSeconds");
   }
   return seconds;
 }

@@ -38,26 +38,26 @@ describe('selectEntries', () => {
       name: 'an unknown kind',
       kinds: ['livenes'],
       containers: [],
-      error: '--kind must be one of liveness, readiness, startup, got "livenes"',
+      error: '--kind "livenes" is not accepted (liveness, readiness, startup)',
     },
     {
       name: 'an empty kind',
       kinds: ['liveness,'],
       containers: [],
-      error: '--kind must be one of liveness, readiness, startup, got ""',
+      error: '--kind "" is not accepted (liveness, readiness, startup)',
     },
     {
       name: 'a container the table does not have',
       kinds: [],
       containers: ['app', 'web'],
-      error: '--container "web" is not in the probe table; its containers: app, db',
+      error: '--container "web" is not in the probe table (its containers: app, db)',
     },
     {
       name: 'filters that select nothing together',
       kinds: ['startup'],
       containers: ['db'],
       error:
-        '--kind startup --container db selects no probe; the table has: liveness app, liveness db, readiness app, startup app',
+        '--kind startup --container db selects no probe (the table has: liveness app, liveness db, readiness app, startup app)',
     },
   ])('refuses $name', ({ kinds, containers, error }) => {
     expect(() => selectEntries(TABLE, { kinds, containers })).toThrow(error);
@@ -65,7 +65,7 @@ describe('selectEntries', () => {
 
   it('refuses a table without entries', () => {
     expect(() => selectEntries(parseProbeTable({}), { kinds: [], containers: [] })).toThrow(
-      'the probe table has no entries: nothing to check',
+      'the probe table has no entries (a table with a probe to check)',
     );
   });
 });

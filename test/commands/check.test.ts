@@ -347,19 +347,19 @@ describe('check, bad input', () => {
       name: 'an unknown --kind',
       args: ['--kind', 'alive'],
       env: {},
-      message: '--kind must be one of liveness, readiness, startup, got "alive"',
+      message: '--kind "alive" is not accepted (liveness, readiness, startup)',
     },
     {
       name: 'a --container the table does not have',
       args: ['--container', 'nope'],
       env: {},
-      message: '--container "nope" is not in the probe table; its containers: web, secure, health, db',
+      message: '--container "nope" is not in the probe table (its containers: web, secure, health, db)',
     },
     {
       name: 'filters that select nothing',
       args: ['--kind', 'readiness', '--container', 'health'],
       env: {},
-      message: '--kind readiness --container health selects no probe; the table has: liveness web,',
+      message: '--kind readiness --container health selects no probe (the table has: liveness web,',
     },
     {
       name: 'an unknown output',
@@ -377,7 +377,7 @@ describe('check, bad input', () => {
       name: 'bad --ports',
       args: ['--via-companion', '--ports', '1,2,3'],
       env: {},
-      message: '--ports must be four ports 0-65535 (liveness,readiness,startup,healthcheck), got "1,2,3"',
+      message: '--ports "1,2,3" is not accepted (four ports 0-65535: liveness,readiness,startup,healthcheck)',
     },
     {
       name: 'port 0 in --ports',
@@ -389,7 +389,7 @@ describe('check, bad input', () => {
       name: 'a bad POD_IP',
       args: [],
       env: { POD_IP: 'pod.local' },
-      message: 'env POD_IP must be an IP address, got "pod.local"',
+      message: `env POD_IP "pod.local" is not accepted (an IP address: the pod's status.podIP)`,
     },
     {
       name: 'an argument',

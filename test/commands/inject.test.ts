@@ -317,7 +317,7 @@ describe('osm-healthcheck inject', () => {
       input: fixture('deployment.yaml'),
       exitCode: 2,
       stderr:
-        /--placement must be one of auto, native-sidecar, first, got "last" \(--placement auto, native-sidecar, first, or --native-sidecar alone\) \[OSM_HC_USAGE\]$/,
+        /--placement "last" is not accepted \(--placement auto, native-sidecar, first, or --native-sidecar alone\) \[OSM_HC_USAGE\]$/,
     },
     {
       name: '--native-sidecar (the alias) against another --placement',
@@ -325,7 +325,7 @@ describe('osm-healthcheck inject', () => {
       input: fixture('deployment.yaml'),
       exitCode: 2,
       stderr:
-        /--native-sidecar is --placement native-sidecar, not first: give one \(--placement auto, native-sidecar, first, or --native-sidecar alone\) \[OSM_HC_USAGE\]$/,
+        /--native-sidecar \(--placement native-sidecar\) and --placement first both given \(--placement auto, native-sidecar, first, or --native-sidecar alone\) \[OSM_HC_USAGE\]$/,
     },
     {
       name: 'the gate without a version',
@@ -507,7 +507,7 @@ describe('osm-healthcheck inject', () => {
       input: fixture('deployment.yaml'),
       exitCode: 2,
       stderr:
-        /--companion-cpu-limit must be more than 0, got "0" \(a CPU quantity above 0, e.g. 500m or 0.5\) \[OSM_HC_USAGE\]$/,
+        /--companion-cpu-limit "0" is not more than 0 \(a CPU quantity above 0, e.g. 500m or 0.5\) \[OSM_HC_USAGE\]$/,
     },
   ])(
     'namespace rules: $name -> exit $exitCode, nothing on stdout',

@@ -164,14 +164,14 @@ describe('serve', () => {
       args: ['--ports', '1,2,3'],
       env: {},
       code: 2,
-      message: '--ports must be four ports',
+      message: '--ports "1,2,3" is not accepted (four ports 0-65535: liveness,readiness,startup,healthcheck)',
     },
     {
       name: 'bad --allowed-ports',
       args: ['--allowed-ports', '0'],
       env: {},
       code: 2,
-      message: '--allowed-ports: 0 is not a port 1-65535',
+      message: '--allowed-ports "0" is not a port (ports 1-65535',
     },
     {
       name: 'bad --log-level',
@@ -192,21 +192,21 @@ describe('serve', () => {
       args: ['--shutdown-grace', '30s'],
       env: {},
       code: 2,
-      message: `--shutdown-grace must be a whole number of seconds, 0 or more (the pod's terminationGracePeriodSeconds), got "30s"`,
+      message: `--shutdown-grace "30s" is not accepted (whole seconds, 0 or more: the pod's terminationGracePeriodSeconds)`,
     },
     {
       name: 'a bad grace env',
       args: [],
       env: { OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS: '-1' },
       code: 2,
-      message: 'env OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS must be a whole number of seconds',
+      message: 'env OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS "-1" is not accepted (whole seconds',
     },
     {
       name: 'a bad POD_IP',
       args: [],
       env: { POD_IP: 'pod.local' },
       code: 2,
-      message: 'env POD_IP must be an IP address, got "pod.local"',
+      message: `osm-healthcheck serve: env POD_IP "pod.local" is not accepted (an IP address: the pod's status.podIP) [OSM_HC_USAGE]`,
     },
   ])('exits non-zero on $name, naming it', async ({ args, env, code, message }) => {
     const result = await runCli(['serve', ...args], { env: { ...EPHEMERAL, ...env } });

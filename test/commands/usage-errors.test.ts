@@ -1,6 +1,8 @@
 // One shape for every usage error of every command: `osm-healthcheck COMMAND: what is wrong (what is accepted)
-// [OSM_HC_USAGE]`, exit 2, nothing on stdout; asked of the built CLI for each command and each kind of mistake.
+// [OSM_HC_USAGE]`, exit 2, nothing on stdout; asked of the built CLI for each command and each kind of mistake,
+// each flag that takes a value (the command's own list of its flags), each variable and each pair of flags.
 
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runScript } from '../helpers/cli.js';
 
@@ -42,10 +44,221 @@ const CASES = COMMANDS.flatMap(({ command, flag, bad }) => [
 
 const SHAPE = /^osm-healthcheck (\w+): (.+) \((.+)\) \[OSM_HC_USAGE\]\n$/;
 
+/**
+ * The one shape, held for every usage error below: the command once (cli.ts puts it there, so no message may
+ * start with it again), what is wrong, what is accepted in brackets, the code.
+ */
+const ONE_SHAPE = /^osm-healthcheck (\w[\w-]*): (?!\1[: ])[^\n]+ \([^\n]+\) \[OSM_HC_USAGE\]\n?$/;
+
+/** Neutral ground: none of the machine's own variables decide a case (an empty variable is an unset one). */
+const QUIET_ENV = {
+  POD_IP: '',
+  KUBERNETES_SERVICE_HOST: '',
+  OSM_HEALTHCHECK_PROBES: '',
+  OSM_HEALTHCHECK_PORTS: '',
+  OSM_HEALTHCHECK_HOST: '',
+  OSM_HEALTHCHECK_LOG_LEVEL: '',
+  OSM_HEALTHCHECK_TLS_CERT: '',
+  OSM_HEALTHCHECK_TLS_KEY: '',
+  OSM_HEALTHCHECK_KUBE_API: '',
+};
+
+const POD = 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a}]\n';
+const TABLE = JSON.stringify({ liveness: { app: { tcpSocket: { port: 8080 } } } });
+/** webhook with certificate files, so that a value the flags let through ends at the files (OSM_HC_TLS), never serves. */
+const FILES = ['--tls-cert', 'c.pem', '--tls-key', 'k.pem'];
+/** webhook with self-managed TLS and an API server no one answers: its names are checked before it is asked. */
+const SELF = ['--kube-api', 'https://127.0.0.1:1'];
+
+interface Bad {
+  /** The flag with its bad value, and what else the command needs to get as far as reading it. */
+  args: string[];
+  env?: Record<string, string>;
+  /** What the message must name; by default `--flag "value"`, the flag and the value it got. */
+  says?: string;
+}
+/** A flag whose every value is a usage-valid one: what a wrong one leads to instead. */
+interface NoBad {
+  none: string;
+}
+
+/**
+ * Every flag that takes a value, per command, with a value it refuses (or why none is a usage error). The first
+ * test below asks each command for its flags, so a new flag fails here until it has its row.
+ */
+const FLAG_VALUES: Record<string, Record<string, Bad | NoBad>> = {
+  serve: {
+    '--probes': { none: 'a file: missing or invalid is OSM_HC_TABLE' },
+    '--ports': { args: ['--ports', '1,2,3'] },
+    '--allowed-ports': { args: ['--allowed-ports', '0'] },
+    '--host': { none: 'an address it cannot bind is OSM_HC_LISTEN' },
+    '--log-level': { args: ['--log-level', 'loud'] },
+    '--shutdown-grace': { args: ['--shutdown-grace', '30s'] },
+    '--verbosity': { args: ['--osm-edge-compat', '--verbosity', 'loud'] },
+  },
+  wait: {
+    '--ports': { args: ['--ports', '1,2,3'] },
+    '--host': { args: ['--host', 'companion'] },
+    '--timeout': { args: ['--timeout', 'soon'] },
+  },
+  inject: {
+    '--filename': { none: 'a file: missing or invalid is OSM_HC_MANIFEST' },
+    '--image': { args: ['--image', 'a b'] },
+    '--placement': { args: ['--placement', 'last'] },
+    '--kube-version': { args: ['--kube-version', 'latest'] },
+    '--pod-security': { args: ['--pod-security', 'Baseline'] },
+    '--mesh-exclusion': { args: ['--mesh-exclusion', 'envoy'] },
+    '--namespace-rules': { none: 'a file: missing or invalid is OSM_HC_MANIFEST' },
+    '--companion-cpu-limit': { args: ['--companion-cpu-limit', '0'] },
+    '--output': { args: ['--output', 'xml'] },
+  },
+  init: {
+    '--ports': { args: ['--ports', '0'] },
+    '--uid': { args: ['--uid', '0'] },
+    '--ipv6': { args: ['--ipv6', 'maybe'] },
+    '--backend': { args: ['--backend', 'iptables'] },
+  },
+  webhook: {
+    '--tls-cert': { args: ['--tls-cert', 'c.pem'] },
+    '--tls-key': { args: ['--tls-key', 'k.pem'] },
+    '--namespace': { args: [...SELF, '--namespace', 'Kube_System'] },
+    '--service': { args: [...SELF, '--namespace', 'ns', '--service', 'Web_Hook'] },
+    '--tls-secret': { args: [...SELF, '--namespace', 'ns', '--tls-secret', 'tls/secret'] },
+    '--webhook-config': { args: [...SELF, '--namespace', 'ns', '--webhook-config', 'a/b'] },
+    '--tls-resync': { args: [...SELF, '--namespace', 'ns', '--tls-resync', '0'] },
+    '--port': { args: [...FILES, '--port', '99999'] },
+    '--host': { none: 'an address it cannot bind is OSM_HC_LISTEN' },
+    '--image': { args: [...FILES, '--image', 'a b'] },
+    '--placement': { args: [...FILES, '--placement', 'last'] },
+    '--pod-security-default': { args: [...FILES, '--pod-security-default', 'Baseline'] },
+    '--companion-cpu-limit': { args: [...FILES, '--companion-cpu-limit', '1 core'] },
+    '--kube-api': { args: [...FILES, '--kube-api', 'http://10.96.0.1'] },
+    '--kube-ca': { none: 'a file: read when the API server is asked, its failures are OSM_HC_KUBE' },
+    '--kube-token-file': { none: 'a file: read when the API server is asked, its failures are OSM_HC_KUBE' },
+    '--log-level': { args: [...FILES, '--log-level', 'loud'] },
+  },
+  check: {
+    '--probes': { none: 'a file: missing or invalid is OSM_HC_TABLE' },
+    '--ports': { args: ['--via-companion', '--ports', '1,2,3'] },
+    '--kind': { args: ['--kind', 'alive'], env: { OSM_HEALTHCHECK_PROBES: TABLE } },
+    '--container': { args: ['--container', 'web'], env: { OSM_HEALTHCHECK_PROBES: TABLE } },
+    '--output': { args: ['--output', 'html'] },
+  },
+};
+
+/** Environment variables that stand for a flag (or are read alone): a bad value is a usage error naming it. */
+const ENV_VALUES: readonly { command: string; env: Record<string, string>; args?: string[] }[] = [
+  { command: 'serve', env: { POD_IP: 'pod.local' } },
+  { command: 'serve', env: { OSM_HEALTHCHECK_PORTS: '1,2,3' } },
+  { command: 'serve', env: { OSM_HEALTHCHECK_ALLOWED_PORTS: '0' } },
+  { command: 'serve', env: { OSM_HEALTHCHECK_LOG_LEVEL: 'loud' } },
+  { command: 'serve', env: { OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS: '-1' } },
+  { command: 'serve', env: { OSM_HEALTHCHECK_RESTARTS: 'many' } },
+  { command: 'wait', env: { OSM_HEALTHCHECK_PORTS: '0,0,0,0' } },
+  { command: 'wait', env: { OSM_HEALTHCHECK_HOST: 'companion' } },
+  { command: 'check', env: { POD_IP: 'pod.local' } },
+  { command: 'check', env: { OSM_HEALTHCHECK_PORTS: '1,2,3' }, args: ['--via-companion'] },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_TLS_CERT: 'c.pem' } },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_WEBHOOK_PORT: 'https' }, args: FILES },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_IMAGE: 'a b' }, args: FILES },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_PLACEMENT: 'native' }, args: FILES },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_NATIVE_SIDECAR: 'yes' }, args: FILES },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_POD_SECURITY_DEFAULT: 'Baseline' }, args: FILES },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_COMPANION_CPU_LIMIT: '0' }, args: FILES },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_KUBE_API: 'http://10.96.0.1' }, args: FILES },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_LOG_LEVEL: 'loud' }, args: FILES },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_NAMESPACE: 'Kube_System' }, args: SELF },
+  {
+    command: 'webhook',
+    env: { OSM_HEALTHCHECK_WEBHOOK_SERVICE: 'Web_Hook' },
+    args: [...SELF, '--namespace', 'ns'],
+  },
+  {
+    command: 'webhook',
+    env: { OSM_HEALTHCHECK_TLS_SECRET: 'tls/secret' },
+    args: [...SELF, '--namespace', 'ns'],
+  },
+  {
+    command: 'webhook',
+    env: { OSM_HEALTHCHECK_WEBHOOK_CONFIG: 'a/b' },
+    args: [...SELF, '--namespace', 'ns'],
+  },
+  {
+    command: 'webhook',
+    env: { OSM_HEALTHCHECK_TLS_RESYNC_SECONDS: '0' },
+    args: [...SELF, '--namespace', 'ns'],
+  },
+];
+
+/** Flags that depend on each other: wrong together, each fine alone. */
+const COMBINATIONS: readonly {
+  command: string;
+  args: string[];
+  says: string;
+  env?: Record<string, string>;
+}[] = [
+  { command: 'serve', args: ['--verbosity', 'info'], says: '--verbosity goes with --osm-edge-compat' },
+  {
+    command: 'serve',
+    args: ['--osm-edge-compat', '--verbosity', 'info', '--log-level', 'info'],
+    says: '--verbosity and --log-level both given',
+  },
+  {
+    command: 'serve',
+    args: ['--osm-edge-compat', '--ports', '0,0,0,0'],
+    env: { OSM_HEALTHCHECK_PROBES: TABLE },
+    says: '--osm-edge-compat serves /osm-healthcheck alone, but a probe table came from env OSM_HEALTHCHECK_PROBES',
+  },
+  { command: 'wait', args: ['--ports', '1,2,3,0'], says: '--ports "1,2,3,0" is not accepted' },
+  { command: 'check', args: [], says: 'no probe table' },
+  { command: 'check', args: ['--ports', '1,2,3,4'], says: '--ports without --via-companion' },
+  {
+    command: 'check',
+    args: [],
+    env: { OSM_HEALTHCHECK_PROBES: '{}' },
+    says: 'the probe table has no entries',
+  },
+  {
+    command: 'check',
+    args: ['--kind', 'readiness', '--container', 'app'],
+    env: { OSM_HEALTHCHECK_PROBES: TABLE },
+    says: '--kind readiness --container app selects no probe',
+  },
+  {
+    command: 'inject',
+    args: ['--native-sidecar', '--placement', 'first'],
+    says: '--native-sidecar (--placement native-sidecar) and --placement first both given',
+  },
+  { command: 'init', args: ['--ports', '15904-15901'], says: '--ports range "15904-15901" runs backwards' },
+  {
+    command: 'webhook',
+    args: [],
+    says: 'self-managed TLS (no --tls-cert/--tls-key) needs the API server',
+  },
+  {
+    command: 'webhook',
+    args: [],
+    env: { KUBERNETES_SERVICE_HOST: 'a b', KUBERNETES_SERVICE_PORT: '443' },
+    says: 'env KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT make "https://a b:443", no URL',
+  },
+];
+
+async function usageErrorOf(command: string, args: string[], env: Record<string, string> = {}) {
+  const { code, stdout, stderr } = await runCli([command, ...args], {
+    env: { ...QUIET_ENV, ...env },
+    input: POD,
+    timeoutMs: 20_000,
+  });
+  expect({ code, stdout, stderr }).toMatchObject({ code: 2, stdout: '' });
+  expect(stderr).toMatch(ONE_SHAPE);
+  return stderr;
+}
+
 describe('usage errors: one shape in every command', () => {
   it.each(CASES)('$command, $mistake', async ({ command, args, says }) => {
     const { code, stdout, stderr } = await runCli([command, ...args], { timeoutMs: 20_000 });
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    expect(stderr).toMatch(ONE_SHAPE);
     const match = SHAPE.exec(stderr);
     expect(match, stderr).not.toBeNull();
     const [, named, problemAndAccepted] = match ?? [];
@@ -76,7 +289,7 @@ describe('inject: the flags that depend on each other and on the Kubernetes vers
   ])('$args', async ({ args, says }) => {
     const { code, stderr } = await runCli(['inject', ...args], { input: 'apiVersion: v1\nkind: Pod\n' });
     expect(code).toBe(2);
-    expect(stderr).toMatch(SHAPE);
+    expect(stderr).toMatch(ONE_SHAPE);
     expect(stderr).toContain(`osm-healthcheck inject: ${says}`);
   });
 
@@ -91,6 +304,75 @@ describe('inject: the flags that depend on each other and on the Kubernetes vers
       const { code, stderr, stdout } = await runCli(['inject', ...args], { input: pod });
       expect(code, `${args.join(' ')}: ${stderr}`).toBe(0);
       expect(stdout).toContain('name: osm-healthcheck');
+    }
+  });
+});
+
+describe('usage errors: every flag that takes a value, every variable, every combination, in the one shape', () => {
+  it.each(Object.keys(FLAG_VALUES))(
+    '%s: the table has a row for each flag the command takes a value for',
+    async (command) => {
+      const { stderr } = await runCli([command, '--no-such-flag'], { env: QUIET_ENV });
+      const takes = /\(\w+ takes (.*)\) \[OSM_HC_USAGE\]/.exec(stderr)?.[1] ?? '';
+      const valued = takes
+        .split(', ')
+        .filter((flag) => flag.endsWith(' VALUE'))
+        .map((flag) => flag.replace(/(\/-\w)? VALUE$/, ''));
+      expect(valued.length, stderr).toBeGreaterThan(0);
+      expect(Object.keys(FLAG_VALUES[command] ?? {}).sort()).toEqual(valued.sort());
+    },
+  );
+
+  const badValues = Object.entries(FLAG_VALUES).flatMap(([command, flags]) =>
+    Object.entries(flags).flatMap(([flag, row]) => ('none' in row ? [] : [{ command, flag, ...row }])),
+  );
+  it.each(badValues)('$command $flag: a value it refuses', async ({ command, flag, args, env, says }) => {
+    const stderr = await usageErrorOf(command, args, env);
+    const value = args[args.indexOf(flag) + 1];
+    expect(stderr).toContain(`osm-healthcheck ${command}: ${says ?? `${flag} ${JSON.stringify(value)}`}`);
+  });
+
+  it.each(ENV_VALUES.map((row) => ({ ...row, name: Object.keys(row.env)[0] })))(
+    '$command: env $name',
+    async ({ command, env, args, name }) => {
+      const stderr = await usageErrorOf(command, args ?? [], env);
+      expect(stderr).toContain(`osm-healthcheck ${command}: env ${name} ${JSON.stringify(env[name ?? ''])}`);
+    },
+  );
+
+  it.each(COMBINATIONS)('$command $args', async ({ command, args, env, says }) => {
+    expect(await usageErrorOf(command, args, env)).toContain(`osm-healthcheck ${command}: ${says}`);
+  });
+
+  it('an unknown command: the commands there are, in the same shape, then the help', async () => {
+    const { code, stdout, stderr } = await runCli(['frobnicate'], { env: QUIET_ENV });
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    const [first, blank] = stderr.split('\n');
+    expect(first).toBe(
+      'osm-healthcheck: unknown command "frobnicate" (serve, wait, inject, init, webhook, check) [OSM_HC_USAGE]',
+    );
+    expect(blank).toBe('');
+    expect(stderr).toContain('Usage: osm-healthcheck <command> [flags]');
+  });
+
+  it("docs/error-codes.md's example is wait's own line", async () => {
+    const page = readFileSync(new URL('../../docs/error-codes.md', import.meta.url), 'utf8');
+    const example = /`(osm-healthcheck wait: env OSM_HEALTHCHECK_PORTS "([^"]*)"[^`]*)`/.exec(page);
+    expect(example).not.toBeNull();
+    const [, line, value] = example ?? [];
+    expect(await usageErrorOf('wait', [], { OSM_HEALTHCHECK_PORTS: value ?? '' })).toBe(`${line}\n`);
+  });
+
+  it('holds the shape itself: a doubled command or no accepted part is refused', () => {
+    expect('osm-healthcheck serve: --ports "1" is not accepted (four ports) [OSM_HC_USAGE]\n').toMatch(
+      ONE_SHAPE,
+    );
+    for (const line of [
+      'osm-healthcheck webhook: webhook got --tls-cert without --tls-key (both) [OSM_HC_USAGE]\n',
+      'osm-healthcheck webhook: webhook: --port (a port) [OSM_HC_USAGE]\n',
+      'osm-healthcheck check: --kind must be one of liveness, got "x" [OSM_HC_USAGE]\n',
+    ]) {
+      expect(line).not.toMatch(ONE_SHAPE);
     }
   });
 });

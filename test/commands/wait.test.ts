@@ -182,7 +182,11 @@ describe('wait refuses bad usage: exit 2, naming the flag', () => {
       args: ['--timeout', '5s'],
       message: '--timeout "5s" is not accepted',
     },
-    { name: 'three ports', args: ['--ports', '1,2,3'], message: '--ports must be four ports 0-65535' },
+    {
+      name: 'three ports',
+      args: ['--ports', '1,2,3'],
+      message: '--ports "1,2,3" is not accepted (four ports 0-65535',
+    },
     {
       name: 'port 0 for /healthz',
       args: ['--ports', '0,0,0,0'],

@@ -52,9 +52,13 @@ describe('parseInitOptions', () => {
       argv: ['--ports'],
       message: '--ports needs a value (--ports VALUE, or --ports=VALUE)',
     },
-    { name: '--ports 0', argv: ['--ports', '0'], message: '0 is not a port 1-65535' },
-    { name: '--ports 70000', argv: ['--ports', '70000'], message: '70000 is not a port 1-65535' },
-    { name: '--ports a-b', argv: ['--ports', 'a-b'], message: '"a-b" is not a port or a range' },
+    { name: '--ports 0', argv: ['--ports', '0'], message: '--ports "0" is not a port (ports 1-65535' },
+    {
+      name: '--ports 70000',
+      argv: ['--ports', '70000'],
+      message: '--ports "70000" is not a port (ports 1-65535',
+    },
+    { name: '--ports a-b', argv: ['--ports', 'a-b'], message: '--ports "a-b" is not a port or a range (' },
     { name: '--ports empty', argv: ['--ports='], message: '--ports is empty' },
     {
       name: '--uid 0 (root)',

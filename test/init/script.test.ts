@@ -79,7 +79,8 @@ describe('runInitScript', () => {
       mode: 'usage',
       type: UsageError,
       code: 'OSM_HC_USAGE',
-      message: 'unknown argument "--nope" (see --help)',
+      message:
+        'osm-healthcheck-init.sh refused its arguments: unknown argument "--nope" (see --help) (the flags osm-healthcheck init --help lists)',
       notes: [],
     },
     {

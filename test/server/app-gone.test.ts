@@ -54,7 +54,7 @@ describe('parseShutdownGrace', () => {
     'refuses "%s", naming the field',
     (text) => {
       expect(() => parseShutdownGrace(text, 'env OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS')).toThrow(
-        `env OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS must be a whole number of seconds, 0 or more (the pod's terminationGracePeriodSeconds), got ${JSON.stringify(text)}`,
+        `env OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS ${JSON.stringify(text)} is not accepted (whole seconds, 0 or more: the pod's terminationGracePeriodSeconds)`,
       );
     },
   );

@@ -145,37 +145,38 @@ describe('webhook', () => {
       args: [],
       code: 2,
       message:
-        'self-managed TLS (no --tls-cert/--tls-key) needs the API server: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given [OSM_HC_USAGE]',
+        'osm-healthcheck webhook: self-managed TLS (no --tls-cert/--tls-key) needs the API server, but KUBERNETES_SERVICE_HOST is not set and --kube-api is not given (--kube-api URL, or --tls-cert and --tls-key) [OSM_HC_USAGE]',
     },
     {
       name: 'a certificate without its key',
       args: ['--tls-cert', 'c.pem'],
       code: 2,
-      message: 'webhook got --tls-cert without --tls-key: give both (certificate files) or neither',
+      message:
+        'osm-healthcheck webhook: --tls-cert "c.pem" without --tls-key (both for certificate files, or neither for self-managed TLS) [OSM_HC_USAGE]',
     },
     {
       name: 'a key without its certificate',
       args: ['--tls-key', 'k.pem'],
       code: 2,
-      message: 'webhook got --tls-key without --tls-cert',
+      message: 'osm-healthcheck webhook: --tls-key "k.pem" without --tls-cert (both',
     },
     {
       name: 'a namespace that is no DNS label',
       args: ['--kube-api', 'https://127.0.0.1:1', '--namespace', 'Kube_System'],
       code: 2,
-      message: '--namespace must be a Kubernetes DNS label, got "Kube_System"',
+      message: '--namespace "Kube_System" is not accepted (a Kubernetes DNS label)',
     },
     {
       name: 'a Secret name that is no object name',
       args: ['--kube-api', 'https://127.0.0.1:1', '--namespace', 'ns', '--tls-secret', 'tls/secret'],
       code: 2,
-      message: '--tls-secret must be a Kubernetes object name, got "tls/secret"',
+      message: '--tls-secret "tls/secret" is not accepted (a Kubernetes object name)',
     },
     {
       name: 'a resync of zero seconds',
       args: ['--kube-api', 'https://127.0.0.1:1', '--namespace', 'ns', '--tls-resync', '0'],
       code: 2,
-      message: '--tls-resync must be whole seconds 1-86400, got "0"',
+      message: '--tls-resync "0" is not accepted (whole seconds 1-86400)',
     },
     {
       name: 'a bad port',
@@ -201,32 +202,34 @@ describe('webhook', () => {
       args: ['--tls-cert', 'c', '--tls-key', 'k', '--companion-cpu-limit', '1 core'],
       code: 2,
       message:
-        '--companion-cpu-limit must be a Kubernetes quantity, e.g. 100m, 0.5, 64Mi, 1G or 1e3, got "1 core"',
+        '--companion-cpu-limit "1 core" is no Kubernetes quantity (a CPU quantity above 0, e.g. 500m or 0.5)',
     },
     {
       name: 'a companion CPU limit of zero',
       args: ['--tls-cert', 'c', '--tls-key', 'k', '--companion-cpu-limit', '0m'],
       code: 2,
-      message: '--companion-cpu-limit must be more than 0, got "0m"',
+      message: '--companion-cpu-limit "0m" is not more than 0 (a CPU quantity above 0',
     },
     {
       name: 'a placement that is none',
       args: ['--tls-cert', 'c', '--tls-key', 'k', '--placement', 'last'],
       code: 2,
-      message: '--placement must be one of auto, native-sidecar, first, got "last"',
+      message:
+        '--placement "last" is not accepted (--placement auto, native-sidecar, first, or --native-sidecar alone)',
     },
     {
       name: 'a placement from the environment that is none',
       args: ['--tls-cert', 'c', '--tls-key', 'k'],
       env: { OSM_HEALTHCHECK_PLACEMENT: 'native' },
       code: 2,
-      message: '--placement must be one of auto, native-sidecar, first, got "native"',
+      message:
+        'osm-healthcheck webhook: env OSM_HEALTHCHECK_PLACEMENT "native" is not accepted (--placement auto,',
     },
     {
       name: '--native-sidecar against another placement',
       args: ['--tls-cert', 'c', '--tls-key', 'k', '--native-sidecar', '--placement', 'first'],
       code: 2,
-      message: '--native-sidecar is --placement native-sidecar, not first: give one',
+      message: '--native-sidecar (--placement native-sidecar) and --placement first both given (',
     },
     {
       name: 'an API server without TLS',

@@ -124,7 +124,12 @@ export function checkResourceAnnotations(
  */
 export function readCompanionCpuLimit(text: string): { value: string } | { invalid: string } {
   const parsed = parseQuantity(text.trim());
-  if ('invalid' in parsed) return { invalid: `${parsed.invalid}, got ${describeValue(text)}` };
-  if (parsed.milli <= 0n) return { invalid: `must be more than 0, got ${describeValue(text)}` };
+  if ('invalid' in parsed) {
+    // parseQuantity says `must be a Kubernetes quantity, e.g. ...` or `is too large ...`; the flag's error gives
+    // the examples in its accepted part.
+    const problem = parsed.invalid.startsWith('is ') ? parsed.invalid : 'is no Kubernetes quantity';
+    return { invalid: `${describeValue(text)} ${problem}` };
+  }
+  if (parsed.milli <= 0n) return { invalid: `${describeValue(text)} is not more than 0` };
   return { value: formatQuantity(parsed) };
 }
