@@ -3,27 +3,16 @@
 // end at the smallest size, so it keeps working between the runs that fill BENCHMARKS.md. Nothing here judges a
 // number: the numbers of so small a run mean nothing.
 
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { namespaceObject, nodeObject } from '../../bench/cluster-objects.mjs';
 import { deployedMemoryLimit, renderWebhook, webhookPlan } from '../../bench/webhook-cluster.mjs';
 import { ROOT, runScript } from '../helpers/cli.js';
-import { ETCD } from '../helpers/envtest.js';
-import { type Need, OPENSSL, skipWithout } from '../helpers/system-tools.js';
+import { ETCD, NEWEST_SERVER } from '../helpers/envtest.js';
+import { OPENSSL, skipWithout } from '../helpers/system-tools.js';
 
-const APISERVER: Need = {
-  what: 'kube-apiserver v1.36.3',
-  present: (() => {
-    try {
-      accessSync(process.env.OSM_HC_KUBE_APISERVER ?? '', constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  })(),
-  how: 'OSM_HC_KUBE_APISERVER=<the unpacked binary> (.ci/run sets it)',
-};
-const skip = skipWithout('the webhook benchmark end to end', [ETCD, OPENSSL, APISERVER]);
+// The newest API server, found and checked as the admission suites find it (test/helpers/envtest-binaries.ts).
+const skip = skipWithout('the webhook benchmark end to end', [ETCD, OPENSSL, NEWEST_SERVER.need]);
 
 /** Any executable stands for the API server: nothing is started. */
 const API = { OSM_HC_KUBE_APISERVER: process.execPath };
@@ -104,6 +93,7 @@ describe.skipIf(skip)('npm run bench -- --webhook', () => {
   it('fills a real API server, measures a webhook on it and on an empty one, and leaves BENCHMARKS.md alone for another build', async () => {
     const before = readFileSync(`${ROOT}BENCHMARKS.md`, 'utf8');
     const env = {
+      OSM_HC_KUBE_APISERVER: await NEWEST_SERVER.path(),
       BENCH_CLI: 'dist/cli.mjs',
       BENCH_WEBHOOK_NODES: '5',
       BENCH_WEBHOOK_ROUNDS: '1',
