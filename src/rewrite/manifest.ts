@@ -136,7 +136,7 @@ function injectStream(
     warnings.push(...injected.warnings);
     placedRunningPods ||= injected.placedRunningPods;
     notes.push(...injected.notes);
-    if (format === 'yaml') chunks.push(doc.toString(yamlOptions(style)));
+    if (format === 'yaml') chunks.push(printDocument(doc, style));
     else if (value !== null && value !== undefined) values.push(injected.changed ? doc.toJS() : value);
   }
   const output = format === 'yaml' ? chunks.join('') : jsonStream(values);
@@ -416,6 +416,21 @@ function toBlockStyle(doc: Document): void {
       if (node.type === 'QUOTE_DOUBLE') node.type = 'PLAIN';
     },
   });
+}
+
+/**
+ * The document as YAML. yaml prints its directives first and, to know which %TAG lines to print, walks the whole
+ * document for tags; with no %YAML line and no handle but the default `!!` (almost every manifest) it prints
+ * nothing whatever that walk finds, so that document's directives print nothing without the walk.
+ */
+function printDocument(doc: Document, style: Indentation): string {
+  const { directives } = doc;
+  const handles = directives === undefined ? [] : Object.keys(directives.tags);
+  if (directives !== undefined && !directives.yaml.explicit && handles.length === 1 && handles[0] === '!!') {
+    const defaultTags = directives.tags['!!'] === 'tag:yaml.org,2002:';
+    if (defaultTags) directives.toString = () => '';
+  }
+  return doc.toString(yamlOptions(style));
 }
 
 function yamlOptions(style: Indentation): ToStringOptions {
