@@ -95,8 +95,9 @@ export function chooseResources(c: BoundsInputs): ContainerResources {
   // The value LimitRanger writes into a container that declares none (the first LimitRange's wins).
   const defaultLimit = (name: string) =>
     items.map((item) => item.default.get(name)).find((q) => q !== undefined);
-  const room = (kind: Kind, name: string) => least(...c.worlds.map((w) => aggregateRoom(c, kind, name, w)));
   const pod = shapeOf(c.base).pod;
+  const room = (kind: Kind, name: string) =>
+    least(...c.worlds.map((w) => aggregateRoom(c, pod, kind, name, w)));
   // Inside a pod-level budget the pod's own request holds the node's CPU and memory for every container: where
   // the budget has no more room, we draw less (down to nothing) rather than leave the pod untouched.
   const shares = (name: string) =>
@@ -186,14 +187,21 @@ const ZERO: ContainerResources = { requests: { cpu: '0', memory: '0' }, limits: 
 
 /**
  * The most `who` may add to the pod's aggregate `kind` of `name` under the rules that bound the aggregate: the
- * pod's own request (`spec.resources`), a LimitRange of type Pod, and every ResourceQuota that matches the pod.
+ * pod's own request (`spec.resources`, read once as `pod` by the caller), a LimitRange of type Pod, and every
+ * ResourceQuota that matches the pod.
  * The aggregate is max(containers + native sidecars, largest init container + the sidecars before it): the
  * companion adds to the first part (as a native sidecar, to every init container after it too), our init
  * container, first of all, only competes in the second. A bound the pod fails without us is not ours to meet.
  * Before 1.27 a LimitRange of type Pod counts the containers' part only where every container declares `name`
  * (kube/version-rules.ts): where one of the pod's own does not, our value is not in what that item holds.
  */
-function aggregateRoom(c: BoundsInputs, kind: Kind, name: string, version: VersionRules): bigint | undefined {
+function aggregateRoom(
+  c: BoundsInputs,
+  pod: PodShape['pod'],
+  kind: Kind,
+  name: string,
+  version: VersionRules,
+): bigint | undefined {
   const { podLevel } = version;
   // The pod's aggregates are only added up for a bound that has a value: most pods meet none.
   let admittedOnce: PodShape | undefined;
@@ -219,7 +227,6 @@ function aggregateRoom(c: BoundsInputs, kind: Kind, name: string, version: Versi
     allOnce ??= partsRoom(aggregateParts(admitted(), kind));
     return allOnce;
   };
-  const pod = shapeOf(c.base).pod;
   const podSets =
     podLevel &&
     (kind === 'requests' ? pod?.requests.has(name) || pod?.limits.has(name) : pod?.limits.has(name));
@@ -288,6 +295,7 @@ function demandsCpuLimit(c: BoundsInputs): boolean {
   ) {
     return true;
   }
+  if (c.rules.resourceQuotas.length === 0) return false;
   const patched = withOurs(c.base, c.wanted, c.wanted, c.native);
   const shape = shapeOf(patched);
   return c.worlds.some(
