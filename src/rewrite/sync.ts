@@ -4,7 +4,18 @@
 // edit a manifest in place instead of re-serialising it.
 
 import { isDeepStrictEqual } from 'node:util';
-import { type Document, isMap, isNode, isScalar, isSeq, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import {
+  type Document,
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  type Node,
+  Pair,
+  Scalar,
+  YAMLMap,
+  YAMLSeq,
+} from 'yaml';
 
 type Json = Record<string, unknown>;
 
@@ -63,6 +74,45 @@ function sameValue(doc: Document, node: unknown, value: unknown): boolean {
   return isDeepStrictEqual(plain(doc, node), value);
 }
 
+/**
+ * doc.createNode(value), built directly where `value` is plain data (strings, numbers, booleans, null, plain
+ * objects and arrays) holding no object twice, in a document of the core schema: the nodes createNode makes for
+ * it (no tag, no anchor, undefined entries left out), without its search of the schema's tags for every node,
+ * which cost more than the rest of an edit. Anything else is left to createNode.
+ */
+function newNode(doc: Document, value: unknown): Node {
+  const { schema } = doc;
+  if (schema.name !== 'core' || schema.sortMapEntries) return doc.createNode(value);
+  const seen = new Set<object>();
+  const build = (item: unknown): Node | undefined => {
+    if (item === null || typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') {
+      return new Scalar(item);
+    }
+    if (typeof item !== 'object' || seen.has(item)) return undefined;
+    seen.add(item);
+    if (Array.isArray(item)) {
+      if (Object.getPrototypeOf(item) !== Array.prototype) return undefined;
+      const seq = new YAMLSeq(schema);
+      for (let i = 0; i < item.length; i++) {
+        const node = i in item ? build(item[i]) : undefined;
+        if (node === undefined) return undefined;
+        seq.items.push(node);
+      }
+      return seq;
+    }
+    if (Object.getPrototypeOf(item) !== Object.prototype) return undefined;
+    const map = new YAMLMap(schema);
+    for (const [key, entry] of Object.entries(item)) {
+      if (entry === undefined) continue;
+      const node = build(entry);
+      if (node === undefined) return undefined;
+      map.items.push(new Pair(new Scalar(key), node));
+    }
+    return map;
+  };
+  return build(value) ?? doc.createNode(value);
+}
+
 /** Returns the node to put where `node` was: `node` itself, updated in place, or a new node. */
 export function syncNode(doc: Document, node: unknown, value: unknown): unknown {
   if (sameValue(doc, node, value)) return node;
@@ -83,7 +133,7 @@ export function syncNode(doc: Document, node: unknown, value: unknown): unknown 
     node.value = value;
     return node;
   }
-  return doc.createNode(value);
+  return newNode(doc, value);
 }
 
 function keyOf(pair: Pair): string {
@@ -118,7 +168,7 @@ function syncMap(doc: Document, map: YAMLMap, value: Json): void {
       reused.value = syncNode(doc, reused.value, value[key]);
       pair = reused;
     } else {
-      pair = doc.createPair(key, value[key]);
+      pair = new Pair(new Scalar(key), newNode(doc, value[key]));
       // A comment above the first key belongs to that key: keep it there when a new key goes first.
       const first = kept[0];
       if (at === 0 && first !== undefined && isScalar(first.key) && map.commentBefore) {
@@ -155,7 +205,7 @@ function syncSeq(doc: Document, seq: YAMLSeq, value: unknown[]): void {
   if (oldNames !== undefined && newNames !== undefined) {
     seq.items = value.map((item, i) => {
       const from = oldNames.indexOf(newNames[i] as string);
-      return from < 0 ? doc.createNode(item) : syncNode(doc, seq.items[from], item);
+      return from < 0 ? newNode(doc, item) : syncNode(doc, seq.items[from], item);
     });
     return;
   }
@@ -168,7 +218,7 @@ function syncSeq(doc: Document, seq: YAMLSeq, value: unknown[]): void {
   const used = new Set<number>();
   seq.items = value.map((item) => {
     const from = old.findIndex((candidate, i) => !used.has(i) && isDeepStrictEqual(candidate, item));
-    if (from < 0) return doc.createNode(item);
+    if (from < 0) return newNode(doc, item);
     used.add(from);
     return seq.items[from];
   });

@@ -102,6 +102,17 @@ describe('syncNode', () => {
       },
       expected: 'a: &a {name: x, v: 1}\nl:\n  - name: y\n  - *a\n',
     },
+    {
+      name: 'new values print as createNode makes them: an undefined entry left out, an object met twice an alias',
+      source: 'a: 1\n',
+      change: (v: Record<string, unknown>) => {
+        const shared = { x: 1 };
+        v.b = [shared, shared];
+        v.c = { d: undefined, e: null, f: [1.5, true, 'on', '1'] };
+      },
+      expected:
+        'a: 1\nb:\n  - &a1\n    x: 1\n  - *a1\nc:\n  e: null\n  f:\n    - 1.5\n    - true\n    - on\n    - "1"\n',
+    },
   ])('$name', ({ source, change, expected }) => {
     expect(sync(source, change)).toBe(expected);
   });
