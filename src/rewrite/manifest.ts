@@ -12,6 +12,7 @@ import {
   isNode,
   isPair,
   isScalar,
+  isSeq,
   type Node,
   Parser,
   type ToStringOptions,
@@ -461,19 +462,23 @@ function indentation(doc: Document, source: string, before: Indentation): Indent
     if (!isPair(parent) || !isNode(parent.key) || !parent.key.range || !node.range) return undefined;
     return columnOf(source, node.range[0]) - columnOf(source, parent.key.range[0]);
   };
-  visit(doc, {
-    Map(_, node, path) {
-      if (indent === undefined && !node.flow) indent = depth(node, path.at(-1));
-      return indent !== undefined && indentSeq !== undefined ? visit.BREAK : undefined;
-    },
-    Seq(_, node, path) {
+  // In the order yaml's visit meets the nodes, without its frozen path per node (as duplicateKey).
+  const found = () => indent !== undefined && indentSeq !== undefined;
+  const walk = (node: unknown, parent: unknown): boolean => {
+    if (isMap(node)) {
+      if (indent === undefined && !node.flow) indent = depth(node, parent);
+      if (found()) return true;
+    } else if (isSeq(node)) {
       if (indentSeq === undefined && !node.flow) {
-        const by = depth(node, path.at(-1));
+        const by = depth(node, parent);
         if (by !== undefined) indentSeq = by > 0;
       }
-      return indent !== undefined && indentSeq !== undefined ? visit.BREAK : undefined;
-    },
-  });
+      if (found()) return true;
+    }
+    if (isCollection(node)) return node.items.some((item) => walk(item, node));
+    return isPair(node) && (walk(node.key, node) || walk(node.value, node));
+  };
+  walk(doc.contents, doc);
   return { indent: indent ?? before.indent, indentSeq: indentSeq ?? before.indentSeq };
 }
 
