@@ -27,8 +27,25 @@ const MAX_MILLI = 10n ** 36n;
 // signed whole exponent. `E` alone is exa (decimal SI); `E` followed by digits is an exponent, as in quantity.go.
 const GRAMMAR = /^([+-])?(?:(\d+)(?:\.(\d*))?|\.(\d+))(?:([eE])([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[mkMGTPE])?)$/;
 
+/**
+ * Parsed quantities by their text: a stream of pods repeats a handful of values (`100m`, `128Mi`), and the fit of
+ * our resources reads each pod's several times. Frozen, as they are shared; bounded, so odd input cannot grow it.
+ */
+const parsedTexts = new Map<string, Readonly<Quantity> | { readonly invalid: string }>();
+const PARSED_TEXTS_KEPT = 4096;
+
 /** The quantity, or a string saying what is wrong with the text. */
-export function parseQuantity(text: string): Quantity | { invalid: string } {
+export function parseQuantity(text: string): Readonly<Quantity> | { readonly invalid: string } {
+  let parsed = parsedTexts.get(text);
+  if (parsed === undefined) {
+    parsed = Object.freeze(parseText(text));
+    if (parsedTexts.size >= PARSED_TEXTS_KEPT) parsedTexts.clear();
+    parsedTexts.set(text, parsed);
+  }
+  return parsed;
+}
+
+function parseText(text: string): Quantity | { invalid: string } {
   const match = GRAMMAR.exec(text);
   if (match === null) {
     return { invalid: 'must be a Kubernetes quantity, e.g. 100m, 0.5, 64Mi, 1G or 1e3' };

@@ -12,6 +12,7 @@ import {
   isNode,
   isPair,
   isScalar,
+  isSeq,
   type Node,
   Parser,
   type ToStringOptions,
@@ -136,7 +137,7 @@ function injectStream(
     warnings.push(...injected.warnings);
     placedRunningPods ||= injected.placedRunningPods;
     notes.push(...injected.notes);
-    if (format === 'yaml') chunks.push(doc.toString(yamlOptions(style)));
+    if (format === 'yaml') chunks.push(printDocument(doc, style));
     else if (value !== null && value !== undefined) values.push(injected.changed ? doc.toJS() : value);
   }
   const output = format === 'yaml' ? chunks.join('') : jsonStream(values);
@@ -230,24 +231,31 @@ function notAnObject(value: unknown): string {
   return `is ${what}, not a Kubernetes object (a map with apiVersion and kind)${hint}`;
 }
 
-/** The first key that appears twice in one map of `doc`, compared as yaml's own check does (equal scalars). */
+/**
+ * The first key that appears twice in one map of `doc`, compared as yaml's own check does (equal scalars), in
+ * the order yaml's visit would meet it. A walk of our own: visit's frozen path per node cost more than the check.
+ */
 function duplicateKey(doc: Document): { key: { value: unknown }; offset: number } | undefined {
-  let found: { key: { value: unknown }; offset: number } | undefined;
-  visit(doc, {
-    Map(_, map) {
+  const walk = (node: unknown): { key: { value: unknown }; offset: number } | undefined => {
+    if (isMap(node)) {
       const seen = new Set<unknown>();
-      for (const { key } of map.items) {
+      for (const { key } of node.items) {
         if (!isScalar(key)) continue;
-        if (seen.has(key.value)) {
-          found = { key, offset: key.range?.[0] ?? 0 };
-          return visit.BREAK;
-        }
+        if (seen.has(key.value)) return { key, offset: key.range?.[0] ?? 0 };
         seen.add(key.value);
       }
-      return undefined;
-    },
-  });
-  return found;
+    }
+    if (isCollection(node)) {
+      for (const item of node.items) {
+        const found = walk(item);
+        if (found !== undefined) return found;
+      }
+    } else if (isPair(node)) {
+      return walk(node.key) ?? walk(node.value);
+    }
+    return undefined;
+  };
+  return walk(doc.contents);
 }
 
 /** The 1-based line of `offset`: counted only for an error or a warning, so no line table is kept. */
@@ -411,6 +419,21 @@ function toBlockStyle(doc: Document): void {
   });
 }
 
+/**
+ * The document as YAML. yaml prints its directives first and, to know which %TAG lines to print, walks the whole
+ * document for tags; with no %YAML line and no handle but the default `!!` (almost every manifest) it prints
+ * nothing whatever that walk finds, so that document's directives print nothing without the walk.
+ */
+function printDocument(doc: Document, style: Indentation): string {
+  const { directives } = doc;
+  const handles = directives === undefined ? [] : Object.keys(directives.tags);
+  if (directives !== undefined && !directives.yaml.explicit && handles.length === 1 && handles[0] === '!!') {
+    const defaultTags = directives.tags['!!'] === 'tag:yaml.org,2002:';
+    if (defaultTags) directives.toString = () => '';
+  }
+  return doc.toString(yamlOptions(style));
+}
+
 function yamlOptions(style: Indentation): ToStringOptions {
   return {
     // Never fold long lines: a long annotation stays on one line.
@@ -439,19 +462,23 @@ function indentation(doc: Document, source: string, before: Indentation): Indent
     if (!isPair(parent) || !isNode(parent.key) || !parent.key.range || !node.range) return undefined;
     return columnOf(source, node.range[0]) - columnOf(source, parent.key.range[0]);
   };
-  visit(doc, {
-    Map(_, node, path) {
-      if (indent === undefined && !node.flow) indent = depth(node, path.at(-1));
-      return indent !== undefined && indentSeq !== undefined ? visit.BREAK : undefined;
-    },
-    Seq(_, node, path) {
+  // In the order yaml's visit meets the nodes, without its frozen path per node (as duplicateKey).
+  const found = () => indent !== undefined && indentSeq !== undefined;
+  const walk = (node: unknown, parent: unknown): boolean => {
+    if (isMap(node)) {
+      if (indent === undefined && !node.flow) indent = depth(node, parent);
+      if (found()) return true;
+    } else if (isSeq(node)) {
       if (indentSeq === undefined && !node.flow) {
-        const by = depth(node, path.at(-1));
+        const by = depth(node, parent);
         if (by !== undefined) indentSeq = by > 0;
       }
-      return indent !== undefined && indentSeq !== undefined ? visit.BREAK : undefined;
-    },
-  });
+      if (found()) return true;
+    }
+    if (isCollection(node)) return node.items.some((item) => walk(item, node));
+    return isPair(node) && (walk(node.key, node) || walk(node.value, node));
+  };
+  walk(doc.contents, doc);
   return { indent: indent ?? before.indent, indentSeq: indentSeq ?? before.indentSeq };
 }
 

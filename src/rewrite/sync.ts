@@ -4,7 +4,18 @@
 // edit a manifest in place instead of re-serialising it.
 
 import { isDeepStrictEqual } from 'node:util';
-import { type Document, isMap, isScalar, isSeq, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import {
+  type Document,
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  type Node,
+  Pair,
+  Scalar,
+  YAMLMap,
+  YAMLSeq,
+} from 'yaml';
 
 type Json = Record<string, unknown>;
 
@@ -17,9 +28,94 @@ function plain(doc: Document, node: unknown): unknown {
   return (node as { toJS(doc: Document): unknown }).toJS(doc);
 }
 
+const MAP_TAG = 'tag:yaml.org,2002:map';
+const SEQ_TAG = 'tag:yaml.org,2002:seq';
+
+/**
+ * The map's keys where its plain value is an object with one property per pair (no merge key, no key that is not
+ * a string, no other type of map); else undefined.
+ */
+function plainKeys(map: YAMLMap): string[] | undefined {
+  if (map.tag !== undefined && map.tag !== MAP_TAG) return undefined;
+  const keys: string[] = [];
+  for (const { key, value } of map.items) {
+    if (!isScalar(key) || typeof key.value !== 'string' || !isNode(value)) return undefined;
+    if (key.value === '<<' || key.value === '__proto__' || 'addToJSMap' in key) return undefined;
+    keys.push(key.value);
+  }
+  return new Set(keys).size === keys.length ? keys : undefined;
+}
+
+/**
+ * isDeepStrictEqual(plain(doc, node), value), without building the plain value where the node is a map, list or
+ * scalar: syncNode asks at every level on the way down, and building every level's value again cost more than
+ * the edit. Anything else (an alias, a tagged collection, a merge key) is built and compared as it was.
+ */
+function sameValue(doc: Document, node: unknown, value: unknown): boolean {
+  if (isScalar(node)) return isDeepStrictEqual(node.value, value);
+  if (isMap(node) && isObject(value) && Object.getPrototypeOf(value) === Object.prototype) {
+    const keys = plainKeys(node);
+    if (keys !== undefined && Object.getOwnPropertySymbols(value).length === 0) {
+      if (Object.keys(value).length !== keys.length) return false;
+      return node.items.every(
+        (pair, i) =>
+          Object.hasOwn(value, keys[i] as string) && sameValue(doc, pair.value, value[keys[i] as string]),
+      );
+    }
+  }
+  if (isSeq(node) && (node.tag === undefined || node.tag === SEQ_TAG) && node.items.every(isNode)) {
+    if (Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype) {
+      if (Object.keys(value).length !== value.length) return isDeepStrictEqual(plain(doc, node), value);
+      return (
+        node.items.length === value.length && node.items.every((item, i) => sameValue(doc, item, value[i]))
+      );
+    }
+  }
+  return isDeepStrictEqual(plain(doc, node), value);
+}
+
+/**
+ * doc.createNode(value), built directly where `value` is plain data (strings, numbers, booleans, null, plain
+ * objects and arrays) holding no object twice, in a document of the core schema: the nodes createNode makes for
+ * it (no tag, no anchor, undefined entries left out), without its search of the schema's tags for every node,
+ * which cost more than the rest of an edit. Anything else is left to createNode.
+ */
+function newNode(doc: Document, value: unknown): Node {
+  const { schema } = doc;
+  if (schema.name !== 'core' || schema.sortMapEntries) return doc.createNode(value);
+  const seen = new Set<object>();
+  const build = (item: unknown): Node | undefined => {
+    if (item === null || typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') {
+      return new Scalar(item);
+    }
+    if (typeof item !== 'object' || seen.has(item)) return undefined;
+    seen.add(item);
+    if (Array.isArray(item)) {
+      if (Object.getPrototypeOf(item) !== Array.prototype) return undefined;
+      const seq = new YAMLSeq(schema);
+      for (let i = 0; i < item.length; i++) {
+        const node = i in item ? build(item[i]) : undefined;
+        if (node === undefined) return undefined;
+        seq.items.push(node);
+      }
+      return seq;
+    }
+    if (Object.getPrototypeOf(item) !== Object.prototype) return undefined;
+    const map = new YAMLMap(schema);
+    for (const [key, entry] of Object.entries(item)) {
+      if (entry === undefined) continue;
+      const node = build(entry);
+      if (node === undefined) return undefined;
+      map.items.push(new Pair(new Scalar(key), node));
+    }
+    return map;
+  };
+  return build(value) ?? doc.createNode(value);
+}
+
 /** Returns the node to put where `node` was: `node` itself, updated in place, or a new node. */
 export function syncNode(doc: Document, node: unknown, value: unknown): unknown {
-  if (isDeepStrictEqual(plain(doc, node), value)) return node;
+  if (sameValue(doc, node, value)) return node;
   if (isMap(node) && isObject(value)) {
     syncMap(doc, node, value);
     return node;
@@ -37,7 +133,7 @@ export function syncNode(doc: Document, node: unknown, value: unknown): unknown 
     node.value = value;
     return node;
   }
-  return doc.createNode(value);
+  return newNode(doc, value);
 }
 
 function keyOf(pair: Pair): string {
@@ -72,7 +168,7 @@ function syncMap(doc: Document, map: YAMLMap, value: Json): void {
       reused.value = syncNode(doc, reused.value, value[key]);
       pair = reused;
     } else {
-      pair = doc.createPair(key, value[key]);
+      pair = new Pair(new Scalar(key), newNode(doc, value[key]));
       // A comment above the first key belongs to that key: keep it there when a new key goes first.
       const first = kept[0];
       if (at === 0 && first !== undefined && isScalar(first.key) && map.commentBefore) {
@@ -85,36 +181,44 @@ function syncMap(doc: Document, map: YAMLMap, value: Json): void {
   map.items = kept;
 }
 
+const nameOf = (item: unknown) => (isObject(item) && typeof item.name === 'string' ? item.name : undefined);
+
+/** nameOf(plain(doc, node)), read off the node where it is a map as plainKeys reads one. */
+function nameOfNode(doc: Document, node: unknown): string | undefined {
+  if (!isMap(node) || plainKeys(node) === undefined) return nameOf(plain(doc, node));
+  const pair = node.items.find(({ key }) => isScalar(key) && key.value === 'name');
+  if (pair === undefined) return undefined;
+  const name = isScalar(pair.value) ? pair.value.value : plain(doc, pair.value);
+  return typeof name === 'string' ? name : undefined;
+}
+
 /** Containers, env vars and ports are lists of uniquely named objects: match those by name. */
-function names(values: unknown[]): string[] | undefined {
-  const found = values.map((item) =>
-    isObject(item) && typeof item.name === 'string' ? item.name : undefined,
-  );
+function uniqueNames(found: (string | undefined)[]): string[] | undefined {
   if (found.some((name) => name === undefined)) return undefined;
   const list = found as string[];
   return new Set(list).size === list.length ? list : undefined;
 }
 
 function syncSeq(doc: Document, seq: YAMLSeq, value: unknown[]): void {
-  const old = seq.items.map((item) => plain(doc, item));
-  const oldNames = names(old);
-  const newNames = names(value);
+  const oldNames = uniqueNames(seq.items.map((item) => nameOfNode(doc, item)));
+  const newNames = uniqueNames(value.map(nameOf));
   if (oldNames !== undefined && newNames !== undefined) {
     seq.items = value.map((item, i) => {
       const from = oldNames.indexOf(newNames[i] as string);
-      return from < 0 ? doc.createNode(item) : syncNode(doc, seq.items[from], item);
+      return from < 0 ? newNode(doc, item) : syncNode(doc, seq.items[from], item);
     });
     return;
   }
-  if (old.length === value.length) {
+  if (seq.items.length === value.length) {
     seq.items = value.map((item, i) => syncNode(doc, seq.items[i], item));
     return;
   }
   // Otherwise reuse items that are unchanged, in order, and build the rest.
+  const old = seq.items.map((item) => plain(doc, item));
   const used = new Set<number>();
   seq.items = value.map((item) => {
     const from = old.findIndex((candidate, i) => !used.has(i) && isDeepStrictEqual(candidate, item));
-    if (from < 0) return doc.createNode(item);
+    if (from < 0) return newNode(doc, item);
     used.add(from);
     return seq.items[from];
   });

@@ -78,6 +78,41 @@ describe('syncNode', () => {
       },
       expected: 'a: 1 # a\nc: 3 # c\n',
     },
+    {
+      name: 'an alias whose value is unchanged stays an alias beside a change',
+      source: 'base: &b {x: 1}\nuse: *b\nother: 1\n',
+      change: (v: Record<string, unknown>) => {
+        v.other = 2;
+      },
+      expected: 'base: &b {x: 1}\nuse: *b\nother: 2\n',
+    },
+    {
+      name: 'a map with a << key is compared by its whole value, and kept where that is unchanged',
+      source: 'base: &b\n  x: 1\nm:\n  <<: *b\n  y: 2\nother: 1\n',
+      change: (v: Record<string, unknown>) => {
+        v.other = 2;
+      },
+      expected: 'base: &b\n  x: 1\nm:\n  <<: *b\n  y: 2\nother: 2\n',
+    },
+    {
+      name: 'a named list item that is an alias is matched by the name it resolves to',
+      source: 'a: &a {name: x, v: 1}\nl:\n  - *a\n  - name: y\n',
+      change: (v: Record<string, unknown>) => {
+        v.l = [{ name: 'y' }, { name: 'x', v: 1 }];
+      },
+      expected: 'a: &a {name: x, v: 1}\nl:\n  - name: y\n  - *a\n',
+    },
+    {
+      name: 'new values print as createNode makes them: an undefined entry left out, an object met twice an alias',
+      source: 'a: 1\n',
+      change: (v: Record<string, unknown>) => {
+        const shared = { x: 1 };
+        v.b = [shared, shared];
+        v.c = { d: undefined, e: null, f: [1.5, true, 'on', '1'] };
+      },
+      expected:
+        'a: 1\nb:\n  - &a1\n    x: 1\n  - *a1\nc:\n  e: null\n  f:\n    - 1.5\n    - true\n    - on\n    - "1"\n',
+    },
   ])('$name', ({ source, change, expected }) => {
     expect(sync(source, change)).toBe(expected);
   });

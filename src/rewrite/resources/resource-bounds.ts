@@ -9,6 +9,7 @@ import {
   everyContainerParts,
   hasPodLevelResources,
   type Kind,
+  type PodShape,
   shapeOf,
 } from '../../kube/pod-resources.js';
 import { formatQuantity, parseQuantity, type Quantity } from '../../kube/quantity.js';
@@ -94,8 +95,9 @@ export function chooseResources(c: BoundsInputs): ContainerResources {
   // The value LimitRanger writes into a container that declares none (the first LimitRange's wins).
   const defaultLimit = (name: string) =>
     items.map((item) => item.default.get(name)).find((q) => q !== undefined);
-  const room = (kind: Kind, name: string) => least(...c.worlds.map((w) => aggregateRoom(c, kind, name, w)));
   const pod = shapeOf(c.base).pod;
+  const room = (kind: Kind, name: string) =>
+    least(...c.worlds.map((w) => aggregateRoom(c, pod, kind, name, w)));
   // Inside a pod-level budget the pod's own request holds the node's CPU and memory for every container: where
   // the budget has no more room, we draw less (down to nothing) rather than leave the pod untouched.
   const shares = (name: string) =>
@@ -185,16 +187,28 @@ const ZERO: ContainerResources = { requests: { cpu: '0', memory: '0' }, limits: 
 
 /**
  * The most `who` may add to the pod's aggregate `kind` of `name` under the rules that bound the aggregate: the
- * pod's own request (`spec.resources`), a LimitRange of type Pod, and every ResourceQuota that matches the pod.
+ * pod's own request (`spec.resources`, read once as `pod` by the caller), a LimitRange of type Pod, and every
+ * ResourceQuota that matches the pod.
  * The aggregate is max(containers + native sidecars, largest init container + the sidecars before it): the
  * companion adds to the first part (as a native sidecar, to every init container after it too), our init
  * container, first of all, only competes in the second. A bound the pod fails without us is not ours to meet.
  * Before 1.27 a LimitRange of type Pod counts the containers' part only where every container declares `name`
  * (kube/version-rules.ts): where one of the pod's own does not, our value is not in what that item holds.
  */
-function aggregateRoom(c: BoundsInputs, kind: Kind, name: string, version: VersionRules): bigint | undefined {
+function aggregateRoom(
+  c: BoundsInputs,
+  pod: PodShape['pod'],
+  kind: Kind,
+  name: string,
+  version: VersionRules,
+): bigint | undefined {
   const { podLevel } = version;
-  const admitted = admittedShape(withOurs(c.base, ZERO, ZERO, c.native), c.rules, version);
+  // The pod's aggregates are only added up for a bound that has a value: most pods meet none.
+  let admittedOnce: PodShape | undefined;
+  const admitted = () => {
+    admittedOnce ??= admittedShape(withOurs(c.base, ZERO, ZERO, c.native), c.rules, version);
+    return admittedOnce;
+  };
   // `sum` undefined: a container of the pod's own leaves `name` out of what the item holds (before 1.27 only).
   const partsRoom = (
     parts: { sum: ReadonlyMap<string, Quantity>; initMax: ReadonlyMap<string, Quantity> },
@@ -207,38 +221,51 @@ function aggregateRoom(c: BoundsInputs, kind: Kind, name: string, version: Versi
     const taken = c.who === 'init' ? 0n : sum === undefined ? undefined : native ? before : sum;
     return { before, taken };
   };
-  const all = partsRoom(aggregateParts(admitted, kind));
-  const pod = shapeOf(c.base).pod;
+  type Room = ReturnType<typeof partsRoom>;
+  let allOnce: Room | undefined;
+  const all = () => {
+    allOnce ??= partsRoom(aggregateParts(admitted(), kind));
+    return allOnce;
+  };
   const podSets =
     podLevel &&
     (kind === 'requests' ? pod?.requests.has(name) || pod?.limits.has(name) : pod?.limits.has(name));
-  const bounds: { bound: bigint | undefined; before: bigint; taken: bigint | undefined }[] = [];
-  const bound = (value: bigint | undefined, of = all) => bounds.push({ bound: value, ...of });
+  const bounds: { bound: bigint; of: () => Room }[] = [];
+  const bound = (value: bigint | undefined, of = all) => {
+    if (value !== undefined) bounds.push({ bound: value, of });
+  };
   if (podLevel && kind === 'requests') bound((pod?.requests.get(name) ?? pod?.limits.get(name))?.milli);
   if (!podSets) {
-    const limitRanger = version.podItemsNeedEveryContainer
-      ? partsRoom(everyContainerParts(admitted, kind), true)
-      : all;
+    let limitRangerOnce: Room | undefined;
+    const limitRanger = () => {
+      limitRangerOnce ??= version.podItemsNeedEveryContainer
+        ? partsRoom(everyContainerParts(admitted(), kind), true)
+        : all();
+      return limitRangerOnce;
+    };
     for (const item of c.rules.limitRanges.flatMap(limitItems)) {
       if (item.type === 'Pod') bound(item.max.get(name)?.milli, limitRanger);
     }
-    // Which quotas match is judged on the pod with our wanted values (our requests make a BestEffort pod Burstable).
-    const patched = withOurs(c.base, c.wanted, c.wanted, c.native);
-    const shape = shapeOf(patched);
-    for (const quota of c.rules.resourceQuotas) {
-      if (!quotaMatches(quota, patched, shape, podLevel)) continue;
-      const { hard, used } = quotaFacts(quota);
-      for (const [resource, limit] of hard) {
-        const usage = USAGE_OF[resource];
-        if (usage?.kind !== kind || usage.name !== name) continue;
-        bound(limit.milli - (used.get(resource)?.milli ?? 0n));
+    if (c.rules.resourceQuotas.length > 0) {
+      // Which quotas match is judged on the pod with our wanted values (our requests make a BestEffort pod Burstable).
+      const patched = withOurs(c.base, c.wanted, c.wanted, c.native);
+      const shape = shapeOf(patched);
+      for (const quota of c.rules.resourceQuotas) {
+        if (!quotaMatches(quota, patched, shape, podLevel)) continue;
+        const { hard, used } = quotaFacts(quota);
+        for (const [resource, limit] of hard) {
+          const usage = USAGE_OF[resource];
+          if (usage?.kind !== kind || usage.name !== name) continue;
+          bound(limit.milli - (used.get(resource)?.milli ?? 0n));
+        }
       }
     }
   }
   const room = least(
-    ...bounds.flatMap(({ bound: b, before, taken }) =>
-      b === undefined || b < before || taken === undefined ? [] : [b - taken],
-    ),
+    ...bounds.flatMap(({ bound: b, of }) => {
+      const { before, taken } = of();
+      return b < before || taken === undefined ? [] : [b - taken];
+    }),
   );
   return room === undefined || room >= 0n ? room : 0n;
 }
@@ -268,6 +295,7 @@ function demandsCpuLimit(c: BoundsInputs): boolean {
   ) {
     return true;
   }
+  if (c.rules.resourceQuotas.length === 0) return false;
   const patched = withOurs(c.base, c.wanted, c.wanted, c.native);
   const shape = shapeOf(patched);
   return c.worlds.some(

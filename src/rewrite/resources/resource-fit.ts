@@ -79,8 +79,11 @@ export function fitResources(inputs: FitInputs): ResourceFit {
   const init = inputs.withInit ? fitted('init') : undefined;
   const patched = withOurs(base, companion, init, inputs.native);
   for (const version of worlds) {
+    const refused = admissionViolations(patched, rules, version);
+    // The pod as it came is judged only where the patched pod is refused: what it is refused for too is not ours.
+    if (refused.length === 0) continue;
     const before = new Set(admissionViolations(base, rules, version).map((v) => v.key));
-    const ours = admissionViolations(patched, rules, version).filter((v) => !before.has(v.key));
+    const ours = refused.filter((v) => !before.has(v.key));
     const [first] = ours;
     if (first === undefined) continue;
     // A value an annotation pins is the cause wherever one of them is refused: the error goes to it.
