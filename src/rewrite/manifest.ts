@@ -425,6 +425,9 @@ function toBlockStyle(doc: Document): void {
  * nothing whatever that walk finds, so that document's directives print nothing without the walk.
  */
 function printDocument(doc: Document, style: Indentation): string {
+  // An empty document (a stream's trailing `---`, as Istio's and kubectl's output ends): yaml prints its null with
+  // a blank line after the marker, one more on every run, so inject twice would differ from once.
+  if (isEmptyDocument(doc)) return doc.directives?.docStart ? '---\n' : '';
   const { directives } = doc;
   const handles = directives === undefined ? [] : Object.keys(directives.tags);
   if (directives !== undefined && !directives.yaml.explicit && handles.length === 1 && handles[0] === '!!') {
@@ -432,6 +435,19 @@ function printDocument(doc: Document, style: Indentation): string {
     if (defaultTags) directives.toString = () => '';
   }
   return doc.toString(yamlOptions(style));
+}
+
+function isEmptyDocument(doc: Document): boolean {
+  const { contents } = doc;
+  return (
+    isScalar(contents) &&
+    contents.value === null &&
+    contents.source === '' &&
+    !contents.commentBefore &&
+    !contents.comment &&
+    !doc.commentBefore &&
+    !doc.comment
+  );
 }
 
 function yamlOptions(style: Indentation): ToStringOptions {

@@ -56,6 +56,22 @@ describe('injectManifests output', () => {
     expect(injectManifests(output, OPTIONS, 'json').output).toBe(output);
   });
 
+  it.each([
+    { name: 'a trailing ---', tail: '---\n' },
+    { name: 'a trailing --- and a blank line', tail: '---\n\n' },
+    {
+      name: 'an empty document between two',
+      tail: '---\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\n',
+    },
+  ])(
+    'an empty document ($name) prints as its marker: inject twice is inject once, byte for byte',
+    ({ tail }) => {
+      const once = injectManifests(`${POD}${tail}`, OPTIONS, 'yaml').output;
+      expect(injectManifests(once, OPTIONS, 'yaml').output).toBe(once);
+      expect(once).not.toMatch(/---\n\n/);
+    },
+  );
+
   it('JSON in, JSON out, with the same values as the YAML route', () => {
     const json = fixture('pod.json');
     const viaJson = JSON.parse(injectManifests(json, OPTIONS, 'json').output);
