@@ -185,7 +185,7 @@ export const injectCommand: Command = {
       ...(meshExclusion === undefined ? {} : { meshExclusion }),
       ...(companionCpuLimit === undefined ? {} : { companionCpuLimit }),
     };
-    const { output, warnings, placedRunningPods, notes } = injectManifests(
+    const { chunks, warnings, placedRunningPods, notes } = injectManifests(
       source,
       options,
       format satisfies OutputFormat,
@@ -201,6 +201,6 @@ export const injectCommand: Command = {
     }
     for (const note of notes) process.stderr.write(`note: ${note}\n`);
     for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
-    process.stdout.write(output);
+    for (const chunk of chunks) process.stdout.write(chunk);
   },
 };

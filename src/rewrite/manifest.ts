@@ -33,7 +33,12 @@ export type OutputFormat = 'yaml' | 'json';
 
 export interface InjectResult {
   /** The whole output stream: YAML documents, or JSON (one object, or a v1 List of several). */
-  output: string;
+  readonly output: string;
+  /**
+   * The same, in the pieces it was printed in: the CLI writes them one by one, so a big stream is never held
+   * twice (once printed, once joined).
+   */
+  chunks: readonly string[];
   /** One line each, in document order. */
   warnings: string[];
   /**
@@ -140,8 +145,17 @@ function injectStream(
     if (format === 'yaml') chunks.push(printDocument(doc, style));
     else if (value !== null && value !== undefined) values.push(injected.changed ? doc.toJS() : value);
   }
-  const output = format === 'yaml' ? chunks.join('') : jsonStream(values);
-  return { result: { output, warnings, placedRunningPods, notes }, rules, lateRules };
+  const printed = format === 'yaml' ? chunks : [jsonStream(values)];
+  const result: InjectResult = {
+    chunks: printed,
+    get output() {
+      return printed.join('');
+    },
+    warnings,
+    placedRunningPods,
+    notes,
+  };
+  return { result, rules, lateRules };
 }
 
 interface StreamDocument {
@@ -282,7 +296,7 @@ function atDocument<T>(doc: Document, where: (offset: number | undefined) => str
   }
 }
 
-interface DocumentResult extends Omit<InjectResult, 'output'> {
+interface DocumentResult extends Omit<InjectResult, 'output' | 'chunks'> {
   passed: PassedThrough[];
   /** Pod templates found (rewritten or not). */
   workloads: number;
