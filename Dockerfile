@@ -1,8 +1,8 @@
 # The osm-healthcheck image: the companion (`serve`, the default command) and the init step (`init`) in one.
 # scripts/image-build.sh runs these same steps without a Docker engine; test/image/ keeps the two in step.
-# Every node pulls it before its first meshed pod starts, so the final stage holds only what runs (issue 18,
-# BENCHMARKS.md "Image"): on an empty base, the files of the Debian packages that run (iptables, tini, a shell,
-# coreutils, glibc and libstdc++), Node's binary, the bundled dist/ and serve's supervisor.
+# Every node pulls it before its first meshed pod starts, so the final stage holds only what runs
+# (BENCHMARKS.md "Image size and start-up"): on an empty base, the files of the Debian packages that run
+# (iptables, tini, a shell, coreutils, glibc and libstdc++), Node's binary, the bundled dist/ and serve's supervisor.
 
 # Both bases are arguments with public defaults, so a builder without Docker Hub can pass local ones.
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -53,9 +53,9 @@ COPY --from=node /usr/local/bin/node /usr/local/bin/node
 # Debian's PATH, which an empty base does not set: the entrypoint finds node, and init the iptables tools, on it.
 # MALLOC_ARENA_MAX=1: glibc's malloc keeps one arena, not one per thread that ever allocated (V8's compiler and
 # GC threads, libuv's pool), whose freed pages stay resident: ~1.6 MiB less private memory per companion at the
-# same probe throughput (BENCHMARKS.md, "Memory (issue 21)"). No V8 flag here: under a memory limit supervise.sh
-# gives serve --max-heap-size at half of it (BENCHMARKS.md, "Supervision (issue 27)"), and the flags that save
-# more memory cost throughput (--lite-mode: 0.36x).
+# same probe throughput (BENCHMARKS.md, "Memory per companion against a raw node:http server"). No V8 flag here:
+# under a memory limit supervise.sh gives serve --max-heap-size at half of it (BENCHMARKS.md, "Supervision: what
+# the supervisor costs"), and the flags that save more memory cost throughput (--lite-mode: 0.36x).
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production MALLOC_ARENA_MAX=1
 WORKDIR /app
 COPY --from=build /src/dist dist

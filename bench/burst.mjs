@@ -1,4 +1,4 @@
-// The companion's worst burst (issue 21): as many probes in flight as the code lets in, all against an app that
+// The companion's worst burst: as many probes in flight as the code lets in, all against an app that
 // never answers, so each one holds its sockets (and, for gRPC, a whole grpc-js channel) for its full timeout.
 // serve admits 256 probes per listener (MAX_PROBES_PER_LISTENER, src/commands/serve.ts) and answers the rest 503 at
 // once; the bench keeps 256 + 8 in flight on each of the four ports. The companion runs as the image runs it (under

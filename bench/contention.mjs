@@ -1,4 +1,4 @@
-// CPU contention (issue 21): the companion's probe latency when every core is kept busy by sibling cgroups, each
+// CPU contention: the companion's probe latency when every core is kept busy by sibling cgroups, each
 // weighted by its CPU request as kubelet and runc weight pods (bench/kube-resources.mjs). A parent cgroup stands for
 // the node's pods with the node's whole CPU (cores x 1000m); in it the companion's cgroup gets a candidate request
 // and two busy siblings the rest, each running one busy loop per core. The app (examples/app.mjs) and the prober

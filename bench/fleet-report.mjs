@@ -1,6 +1,6 @@
 // Markdown for the fleet and contention benchmarks (bench/fleet.mjs, bench/burst.mjs, bench/contention.mjs): the
 // memory of each kind of process across the fleet, the companion's working set as kubelet counts it, its worst
-// burst, and its probe latency under CPU contention per CPU request, judged against issue 21's targets.
+// burst, and its probe latency under CPU contention per CPU request, judged against its targets.
 
 import { memoryLimitFor, memoryRequestFor, parseMemory } from './kube-resources.mjs';
 import { percentile } from './stats.mjs';

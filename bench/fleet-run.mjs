@@ -1,4 +1,4 @@
-// `npm run bench -- --fleet` and `-- --contention` (issue 21): the knobs, and the runs that write the fleet and
+// `npm run bench -- --fleet` and `-- --contention`: the knobs, and the runs that write the fleet and
 // contention blocks of BENCHMARKS.md, one per Node major. Needs root (network namespaces, cgroups): without it
 // both parts say loudly that they are skipped.
 
@@ -13,7 +13,7 @@ import { podsUnavailable } from './pods.mjs';
 import { machineInfo, placeResults } from './report.mjs';
 
 const say = (text) => process.stderr.write(`${text}\n`);
-/** Issue 21: the chosen CPU request keeps probe p99 under full contention below this. */
+/** The chosen CPU request keeps probe p99 under full contention below this. */
 export const P99_LIMIT_MS = 250;
 
 /** Writes `text` into the `kind` block of Node `major` in BENCHMARKS.md (or BENCH_FILE). */

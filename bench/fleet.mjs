@@ -1,4 +1,4 @@
-// The fleet benchmark (issue 21): what the companion costs a node that runs it in every pod. K pods, each a network
+// The fleet benchmark: what the companion costs a node that runs it in every pod. K pods, each a network
 // namespace (bench/pods.mjs) with examples/app.mjs (run by the bench's own Node: the app is another image), the
 // companion (`serve` with examples/probes.json: an HTTP, a TCP and a gRPC probe), a raw node:http server doing the
 // Go osm-healthcheck's whole job (bench/floor.mjs: TCP checks on /osm-healthcheck), and an idle `node -e`: all

@@ -58,7 +58,7 @@ function overheadOf(r, kind) {
   return summary(via.map((v, i) => v.p50 - direct[i].p50));
 }
 
-/** Issue 11's targets: each a bound on a median over rounds of a per-round ratio (or a difference, or a count). */
+/** The ratio targets: each a bound on a median over rounds of a per-round ratio (or a difference, or a count). */
 export const LIMITS = {
   throughput: 0.9,
   startup: 1.4,

@@ -1,4 +1,4 @@
-// `npm run bench -- --soak SECONDS` (issue 11): one companion as in a pod (heap of a 128 MiB pod, a table with an
+// `npm run bench -- --soak SECONDS`: one companion as in a pod (heap of a 128 MiB pod, a table with an
 // HTTP liveness, a TCP readiness and a gRPC startup probe) on the server core for SECONDS, under kubelet-rate
 // probes on all four ports and a flood on the healthcheck port every flood interval, sampled for its memory, open
 // descriptors and V8 heap. It stops by itself and kills everything it started.

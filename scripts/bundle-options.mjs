@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 
-// What serve's Fastify never runs, kept out of its bundle (issue 11; test/commands/bundle.test.ts checks it):
+// What serve's Fastify never runs, kept out of its bundle (test/commands/bundle.test.ts checks it):
 // the schema compilers (server/instance.ts gives Fastify its own, so it never requires these) and
 // light-my-request (inject() is for tests, which run the sources). Each is replaced by a module that throws if it
 // is ever called.

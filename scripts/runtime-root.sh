@@ -1,5 +1,5 @@
 #!/bin/sh
-# The image's runtime root (issue 18, BENCHMARKS.md "Image"): from this Debian system's installed packages, a
+# The image's runtime root (BENCHMARKS.md "Image size and start-up"): from this Debian system's installed packages, a
 # directory holding exactly the files of PKG... and their dependency closure (Pre-Depends + Depends), and what
 # running them needs besides: the update-alternatives links to those files (iptables, ip6tables), the usrmerge
 # links, /etc/ld.so.cache, /etc/passwd and /etc/group (root, the companion's uid 65532), /etc/nsswitch.conf,

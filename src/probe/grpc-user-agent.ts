@@ -8,7 +8,7 @@
  * google.golang.org/grpc in the go.mod of each Kubernetes release x.y.0. Read from the tags v0.<minor>.0 of
  * github.com/kubernetes/kubelet, the published copy of kubernetes/kubernetes' staging/src/k8s.io/kubelet, whose
  * go.mod carries the root go.mod's pins (hack/update-vendor.sh): kubernetes/kubernetes' own go.mod at 1.28 says
- * v1.54.0 as well, and issue 28 saw `kube-probe/1.36 grpc-go/1.79.3` from a 1.36.3 kubelet. Some patch releases
+ * v1.54.0 as well, and a 1.36.3 kubelet was seen sending `kube-probe/1.36 grpc-go/1.79.3`. Some patch releases
  * moved on (1.26.11+, 1.27.8+ and 1.28.4+ carry v1.56.3); kubelet's User-Agent names no patch, so the .0 stands.
  */
 const GRPC_GO_BY_MINOR: ReadonlyMap<number, string> = new Map([

@@ -3,8 +3,9 @@
 // format is grpc-wire.ts, the verdict rules grpc-verdict.ts.
 //
 // Why not grpc-js: for this one call it cost every companion with a gRPC probe ~10 MiB more memory than node:http2
-// and a few hundred KB of code to load (issue 21, BENCHMARKS.md "Memory (issue 21)"). The tests' peers stay
-// grpc-js servers running grpc-health-check, so what this client sends is checked by a real gRPC server.
+// and a few hundred KB of code to load (BENCHMARKS.md "Memory per companion against a raw node:http server"). The
+// tests' peers stay grpc-js servers running grpc-health-check, so what this client sends is checked by a real gRPC
+// server.
 
 import type { ClientHttp2Session, IncomingHttpHeaders } from 'node:http2';
 import { DEFAULT_USER_AGENT } from '../scheme.js';

@@ -1,7 +1,8 @@
 // The docs speak of the product, not of how it was made: no issue numbers, sessions, "this change" or "was 64Mi"
-// in README.md, docs/, BENCHMARKS.md or the chart's README. History is CHANGELOG.md's, by version.
+// in README.md, docs/, BENCHMARKS.md or the chart's README; and no issue number or design file outside the
+// repository in the code, scripts and manifests either. History is CHANGELOG.md's, by version.
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
@@ -26,6 +27,18 @@ function pages(): string[] {
     .map((chart) => `charts/${chart}/README.md`)
     .filter((path) => existsSync(join(ROOT, path)));
   return ['README.md', 'BENCHMARKS.md', 'deploy/README.md', ...docs, ...charts];
+}
+
+/** The code, scripts and manifests a reader follows: src/, scripts/, bench/, init/, image/, deploy/, charts/. */
+function sources(): string[] {
+  const walk = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir)).flatMap((name) => {
+      const path = `${dir}/${name}`;
+      if (name === '.tmp' || name === 'node_modules') return [];
+      return statSync(join(ROOT, path)).isDirectory() ? walk(path) : [path];
+    });
+  const roots = ['src', 'scripts', 'bench', 'init', 'image', 'deploy', 'charts'];
+  return [...roots.flatMap(walk), 'Dockerfile', '.ci/run'].filter((path) => !path.endsWith('.md'));
 }
 
 /** Every line of `text` that `pattern` matches, as `path:line: text`. */
@@ -61,5 +74,15 @@ describe('the words of history', () => {
 describe.each(pages())('%s', (path) => {
   it.each(HISTORY)('has no $name', ({ pattern }) => {
     expect(hits(path, pattern)).toEqual([]);
+  });
+});
+
+describe('the code, scripts and manifests', () => {
+  const pointers = [
+    HISTORY[0] as (typeof HISTORY)[number],
+    { name: 'a design file outside the repository', pattern: /DESIGN(\.md)?\s*§|DESIGN\.md/ },
+  ];
+  it.each(pointers)('have no $name', ({ pattern }) => {
+    expect(sources().flatMap((path) => hits(path, pattern))).toEqual([]);
   });
 });
