@@ -72,6 +72,32 @@ function ended(child) {
 }
 
 /** etcd and `binary` (a kube-apiserver) on free loopback ports, ready; stop() ends both and removes their data. */
+/**
+ * kube-apiserver's flags for a throwaway API server on loopback (../shared/envtest/README.md): RBAC with a token
+ * file, no ServiceAccount plugin (no controller-manager makes the namespaces' `default` ServiceAccount, which it
+ * requires), and privileged containers allowed, as kubeadm and managed clusters run it (the default, false,
+ * refuses every privileged container). The admission tests and the webhook benchmark start it alike.
+ */
+export function apiServerArgs({ etcdUrl, dir, certFile, keyFile, port }) {
+  return [
+    `--etcd-servers=${etcdUrl}`,
+    `--cert-dir=${join(dir, 'certs')}`,
+    `--tls-cert-file=${certFile}`,
+    `--tls-private-key-file=${keyFile}`,
+    `--secure-port=${port}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--service-account-issuer=https://kubernetes.default.svc',
+    `--service-account-key-file=${join(dir, 'sa.pub')}`,
+    `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+    '--authorization-mode=RBAC',
+    '--allow-privileged=true',
+    `--token-auth-file=${join(dir, 'tokens.csv')}`,
+    '--disable-admission-plugins=ServiceAccount',
+  ];
+}
+
 export async function startEnvtest(binary) {
   const dir = mkdtempSync(join(tmpdir(), 'osm-hc-bench-envtest-'));
   const { certFile, keyFile } = makeCert(dir);
@@ -135,26 +161,9 @@ export async function startEnvtest(binary) {
     children.push(etcd);
     await until('etcd', async () => (await fetch(`${etcdUrl}/health`)).ok, etcd);
     url = `https://127.0.0.1:${secure}`;
-    const apiserver = spawn(
-      binary,
-      [
-        `--etcd-servers=${etcdUrl}`,
-        `--cert-dir=${join(dir, 'certs')}`,
-        `--tls-cert-file=${certFile}`,
-        `--tls-private-key-file=${keyFile}`,
-        `--secure-port=${secure}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--service-account-issuer=https://kubernetes.default.svc',
-        `--service-account-key-file=${join(dir, 'sa.pub')}`,
-        `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-        '--authorization-mode=RBAC',
-        `--token-auth-file=${join(dir, 'tokens.csv')}`,
-        '--disable-admission-plugins=ServiceAccount',
-      ],
-      { stdio: 'ignore' },
-    );
+    const apiserver = spawn(binary, apiServerArgs({ etcdUrl, dir, certFile, keyFile, port: secure }), {
+      stdio: 'ignore',
+    });
     children.push(apiserver);
     await until('kube-apiserver', async () => (await request('GET', '/readyz')).status === 200, apiserver);
     return { url, caFile: certFile, certFile, keyFile, tokenFile, ca, request, stop, pid: apiserver.pid };

@@ -8,6 +8,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { apiServerArgs } from '../../bench/envtest.mjs';
 import { type ApiServerBinary, apiServerBinaries } from './envtest-binaries.js';
 import { KubeClient } from './envtest-client.js';
 import { ended, freePort, reachable, retry, started } from './loopback-process.js';
@@ -98,25 +99,7 @@ export async function startEnvtest(
       const admin = new KubeClient(url, cert.cert, tokens.get(ADMIN.name) ?? '');
       const child = await started(
         apiserver,
-        [
-          `--etcd-servers=${etcd.url}`,
-          `--cert-dir=${join(dir, 'certs')}`,
-          `--tls-cert-file=${cert.certFile}`,
-          `--tls-private-key-file=${cert.keyFile}`,
-          `--secure-port=${port}`,
-          '--bind-address=127.0.0.1',
-          '--advertise-address=127.0.0.1',
-          '--service-cluster-ip-range=10.0.0.0/24',
-          '--service-account-issuer=https://kubernetes.default.svc',
-          `--service-account-key-file=${join(dir, 'sa.pub')}`,
-          `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-          '--authorization-mode=RBAC',
-          // As kubeadm and managed clusters run it: the default (false) refuses every privileged container.
-          '--allow-privileged=true',
-          `--token-auth-file=${join(dir, 'tokens.csv')}`,
-          // No controller-manager makes the namespaces' `default` ServiceAccount, which this plugin requires.
-          '--disable-admission-plugins=ServiceAccount',
-        ],
+        apiServerArgs({ etcdUrl: etcd.url, dir, certFile: cert.certFile, keyFile: cert.keyFile, port }),
         async () => (await admin.request('GET', '/readyz').catch(() => undefined))?.status === 200,
       );
       return { child, url, admin };
