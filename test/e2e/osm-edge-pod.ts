@@ -11,11 +11,10 @@ import { COMPANION_UID } from '../../src/scheme.js';
 import { stagedCli } from '../helpers/staged-cli.js';
 import { Lab, POD } from '../init/lab.js';
 import { KubeletStandin } from './kubelet-standin.js';
-import { appStarter, IMAGE_ENV, moveApps, type Phase, proberCall } from './pod.js';
+import { appStarter, IMAGE_ENV, type Phase, playPhases, proberCall } from './pod.js';
 import { type ContainerSpec, readPodSpec, setprivArgs } from './pod-spec.js';
 import { Processes, type Running } from './processes.js';
 import { type SidecarProbe, startSidecarStandin } from './sidecar-standin.js';
-import { describeDecisions, verdict } from './verdicts.js';
 
 export interface OsmEdgePlay {
   /** The pod as the mesh's injector wrote it. */
@@ -118,25 +117,18 @@ export async function playOsmEdgePod(play: OsmEdgePlay): Promise<OsmEdgeResult> 
       kubelet.startContainer(c.name);
     }
 
-    const table: Record<string, string[]> = Object.fromEntries(pod.containers.map((c) => [c.name, []]));
     const appNames = pod.containers
       .filter((c) => c.image !== play.image && c.name !== play.sidecar.name)
       .map((c) => c.name);
-    let phaseStart = performance.now();
-    for (const [i, phase] of play.phases.entries()) {
-      await new Promise((resolve) => setTimeout(resolve, play.phaseTicks * play.tickMs));
-      const ready = kubelet.readiness();
-      const next = play.phases[i + 1];
-      if (next !== undefined) await moveApps(phase, next, appNames, running, procs, startApp);
-      const phaseEnd = performance.now();
-      for (const name of Object.keys(table)) {
-        table[name]?.push(verdict(ready[name] === true, kubelet.decisions, name, phaseStart, phaseEnd));
-      }
-      transcript.push(
-        `phase ${phase}: ${describeDecisions(kubelet.decisions, phaseStart, phaseEnd, play.tickMs)}`,
-      );
-      phaseStart = phaseEnd;
-    }
+    const containers = pod.containers.map((c) => c.name);
+    const table = await playPhases(
+      play,
+      kubelet,
+      containers,
+      appNames,
+      { running, procs, startApp },
+      transcript,
+    );
     for (const proc of running.values())
       transcript.push(`${proc.name} output:\n${proc.lines.join('\n')}${proc.stderr()}`);
     const serving = ours?.lines.find((line) => line.includes(READY_LINE));

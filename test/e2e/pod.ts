@@ -158,24 +158,16 @@ export async function playPod(play: PodPlay): Promise<PodResult> {
       kubelet.startContainer(c.name);
     }
 
-    const table: Record<string, string[]> = Object.fromEntries(pod.containers.map((c) => [c.name, []]));
     const appNames = pod.containers.filter((c) => c.image !== play.image).map((c) => c.name);
-    let phaseStart = performance.now();
-    for (const [i, phase] of play.phases.entries()) {
-      await new Promise((resolve) => setTimeout(resolve, play.phaseTicks * play.tickMs));
-      const ready = kubelet.readiness();
-      const next = play.phases[i + 1];
-      // The phase owns what happens until the next one begins: a transition is still the old phase.
-      if (next !== undefined) await moveApps(phase, next, appNames, running, procs, startApp);
-      const phaseEnd = performance.now();
-      for (const name of Object.keys(table)) {
-        table[name]?.push(verdict(ready[name] === true, kubelet.decisions, name, phaseStart, phaseEnd));
-      }
-      transcript.push(
-        `phase ${phase}: ${describeDecisions(kubelet.decisions, phaseStart, phaseEnd, play.tickMs)}`,
-      );
-      phaseStart = phaseEnd;
-    }
+    const containers = pod.containers.map((c) => c.name);
+    const table = await playPhases(
+      play,
+      kubelet,
+      containers,
+      appNames,
+      { running, procs, startApp },
+      transcript,
+    );
     for (const proc of running.values()) {
       transcript.push(
         `${proc.name} output:\n${proc.lines.filter((l) => !l.includes('"level":20')).join('\n')}`,
@@ -210,13 +202,50 @@ function failuresBeforeReady(kubelet: KubeletStandin): Record<string, string[]> 
 let switches = 0;
 
 /** Moves the app processes from one phase to the next: switch their health, kill them, or start them again. */
-export async function moveApps(
+/** The apps of a played pod, started, killed and started again as the phases move. */
+export interface PlayedApps {
+  running: Map<string, Running>;
+  procs: Processes;
+  startApp: (name: string) => Promise<void>;
+}
+
+/**
+ * Plays the phases on a started pod: each lasts `phaseTicks` ticks, then the apps move to the next phase. Per
+ * container, kubelet's verdict for each phase; each phase's decisions go into the transcript.
+ */
+export async function playPhases(
+  play: { phases: readonly Phase[]; phaseTicks: number; tickMs: number },
+  kubelet: KubeletStandin,
+  containers: readonly string[],
+  appNames: readonly string[],
+  apps: PlayedApps,
+  transcript: string[],
+): Promise<Record<string, string[]>> {
+  const table: Record<string, string[]> = Object.fromEntries(containers.map((name) => [name, []]));
+  let phaseStart = performance.now();
+  for (const [i, phase] of play.phases.entries()) {
+    await new Promise((resolve) => setTimeout(resolve, play.phaseTicks * play.tickMs));
+    const ready = kubelet.readiness();
+    const next = play.phases[i + 1];
+    // The phase owns what happens until the next one begins: a transition is still the old phase.
+    if (next !== undefined) await moveApps(phase, next, appNames, apps);
+    const phaseEnd = performance.now();
+    for (const name of containers) {
+      table[name]?.push(verdict(ready[name] === true, kubelet.decisions, name, phaseStart, phaseEnd));
+    }
+    transcript.push(
+      `phase ${phase}: ${describeDecisions(kubelet.decisions, phaseStart, phaseEnd, play.tickMs)}`,
+    );
+    phaseStart = phaseEnd;
+  }
+  return table;
+}
+
+async function moveApps(
   from: Phase,
   to: Phase,
   names: readonly string[],
-  running: Map<string, Running>,
-  procs: Processes,
-  startApp: (name: string) => Promise<void>,
+  { running, procs, startApp }: PlayedApps,
 ): Promise<void> {
   for (const name of names) {
     if (to === 'dead') {
