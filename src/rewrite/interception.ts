@@ -4,7 +4,7 @@
 // refuses the init container and the mesh does not exclude our ports, the pod is left as it was, with a warning.
 
 import { briefMessage } from '../errors.js';
-import { PORT_RANGE } from '../scheme.js';
+import { DEFAULT_PORTS, PORT_RANGE } from '../scheme.js';
 import type { InjectingMesh, MeshPod } from './mesh/recognise.js';
 import { excludingMesh, exclusionAnnotation, MESH_FORMATS, type Mesh } from './mesh-exclusion.js';
 import { admitsInitContainer, describePolicy, type PodSecurityKnowledge } from './pod-security.js';
@@ -64,11 +64,7 @@ function afterMesh({
   annotations,
   injected,
 }: InterceptionInputs & { injected: MeshPod }): Interception {
-  const ports = Array.from(
-    { length: PORT_RANGE.last - PORT_RANGE.first + 1 },
-    (_, i) => PORT_RANGE.first + i,
-  );
-  if (injected.leavesPorts(ports)) {
+  if (injected.leavesPorts(Object.values(DEFAULT_PORTS))) {
     const read = injected.annotationReadNow;
     const annotation = read === undefined ? `${injected.title}'s init step` : MESH_FORMATS[read].annotation;
     return { bypass: 'mesh', mesh: injected.mesh, annotation, set: {} };

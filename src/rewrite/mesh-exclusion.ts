@@ -3,7 +3,9 @@
 // only part of the rewrite that needs NET_ADMIN and NET_RAW). Each mesh's list format is parsed as that mesh
 // parses it, and a list it would refuse is not trusted: the mesh would then intercept our ports after all.
 
-import { PORT_RANGE } from '../scheme.js';
+import { DEFAULT_PORTS, PORT_RANGE } from '../scheme.js';
+
+const COMPANION_PORTS = Object.values(DEFAULT_PORTS);
 
 export const MESHES = ['osm', 'istio', 'linkerd', 'kuma'] as const;
 export type Mesh = (typeof MESHES)[number];
@@ -69,11 +71,13 @@ export function parseExclusionList(mesh: Mesh, value: string): PortSpan[] | unde
   return spans;
 }
 
-function coversCompanionPorts(spans: PortSpan[]): boolean {
-  for (let p: number = PORT_RANGE.first; p <= PORT_RANGE.last; p++) {
-    if (!spans.some((span) => span.first <= p && p <= span.last)) return false;
-  }
-  return true;
+/**
+ * `list` (the mesh's annotation, or what its injector passed its init step from it) excludes every one of
+ * `ports`, read as `mesh` reads it: a list the mesh refuses excludes nothing.
+ */
+export function listExcludes(mesh: Mesh, list: string | undefined, ports: readonly number[]): boolean {
+  const spans = list === undefined ? undefined : parseExclusionList(mesh, list);
+  return spans !== undefined && ports.every((p) => spans.some((span) => span.first <= p && p <= span.last));
 }
 
 /** The first mesh whose annotation on the pod (template) excludes all of 15901-15904 from inbound capture. */
@@ -82,10 +86,7 @@ export function excludingMesh(
 ): { mesh: Mesh; annotation: string } | undefined {
   for (const mesh of MESHES) {
     const { annotation } = MESH_FORMATS[mesh];
-    const value = annotations?.[annotation];
-    if (value === undefined) continue;
-    const spans = parseExclusionList(mesh, value);
-    if (spans !== undefined && coversCompanionPorts(spans)) return { mesh, annotation };
+    if (listExcludes(mesh, annotations?.[annotation], COMPANION_PORTS)) return { mesh, annotation };
   }
   return undefined;
 }

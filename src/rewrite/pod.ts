@@ -95,7 +95,7 @@ export function rewritePodSpec(
   for (const { list, index, container } of containers) {
     // Ours are rebuilt below; a user's container under our name is the app's, and its probes bring the check
     // that refuses the name (checkOurNames).
-    if (isInjectedContainer(container.name) && isInjectMade(container)) continue;
+    if (isInjectMade(container)) continue;
     // The mesh's own containers keep their probes exactly as the mesh wrote them.
     if (mesh?.containers.has(container.name)) continue;
     if (list === 'initContainers' && container.restartPolicy !== 'Always') continue;

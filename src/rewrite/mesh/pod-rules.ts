@@ -39,9 +39,7 @@ export function osmPod(
   options: RewriteOptions,
   resource: string,
 ): RewriteResult {
-  const ours = containers.some(
-    ({ container }) => isInjectedContainer(container.name) && isInjectMade(container),
-  );
+  const ours = containers.some(({ container }) => isInjectMade(container));
   if (ours) {
     const next = asOsmInjected(
       spec,

@@ -10,7 +10,7 @@ import {
   isCompanionPort,
   TCP_PORT_HEADER,
 } from '../../scheme.js';
-import type { Mesh } from '../mesh-exclusion.js';
+import { listExcludes, type Mesh } from '../mesh-exclusion.js';
 import { originalTarget } from '../original-target.js';
 import type { Container, PodSpec, Probe } from '../types.js';
 
@@ -59,20 +59,6 @@ function argAfter(container: Container | undefined, flag: string): string | unde
   return typeof value === 'string' ? value : undefined;
 }
 
-/** `15090,15021,15020` or `4190-4191,15901` -> does it cover every one of `ports`? */
-function listCovers(list: string | undefined, ports: readonly number[]): boolean {
-  if (list === undefined) return false;
-  const spans = list
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '')
-    .map((entry) => {
-      const [first = Number.NaN, last = first] = entry.split('-').map((p) => Number(p.trim()));
-      return { first, last };
-    });
-  return ports.every((p) => spans.some(({ first, last }) => first <= p && p <= last));
-}
-
 function httpPort(probe: Probe): number | undefined {
   const port = probe.httpGet?.port;
   return typeof port === 'number'
@@ -80,11 +66,6 @@ function httpPort(probe: Probe): number | undefined {
     : typeof port === 'string' && /^\d+$/.test(port)
       ? Number(port)
       : undefined;
-}
-
-/** The --mesh-exclusion annotation of `mesh`, the pod's value. */
-function annotationList(annotations: Annotations, name: string): string | undefined {
-  return annotations?.[name];
 }
 
 /**
@@ -113,8 +94,8 @@ function istio(spec: PodSpec, annotations: Annotations): MeshPod | undefined {
     setting: 'sidecar.istio.io/rewriteAppHTTPProbers: "false"',
     leavesPorts: (ports) =>
       cni
-        ? listCovers(annotationList(annotations, annotation), ports)
-        : listCovers(argAfter(init, '-d'), ports),
+        ? listExcludes('istio', annotations?.[annotation], ports)
+        : listExcludes('istio', argAfter(init, '-d'), ports),
     ...(cni ? { annotationReadNow: 'istio' as const } : {}),
   };
 }
@@ -136,8 +117,8 @@ function linkerd(spec: PodSpec, annotations: Annotations): MeshPod | undefined {
     setting: '',
     leavesPorts: (ports) =>
       cni
-        ? listCovers(annotationList(annotations, 'config.linkerd.io/skip-inbound-ports'), ports)
-        : listCovers(argAfter(init, '--inbound-ports-to-ignore'), ports),
+        ? listExcludes('linkerd', annotations?.['config.linkerd.io/skip-inbound-ports'], ports)
+        : listExcludes('linkerd', argAfter(init, '--inbound-ports-to-ignore'), ports),
     ...(cni ? { annotationReadNow: 'linkerd' as const } : {}),
   };
 }
@@ -174,7 +155,7 @@ function kuma(spec: PodSpec, annotations: Annotations): MeshPod | undefined {
     probePort: proxyPort,
     leavesPorts: (ports) =>
       ports.every((p) => recorded.includes(p)) ||
-      (cni && listCovers(annotationList(annotations, 'traffic.kuma.io/exclude-inbound-ports'), ports)),
+      (cni && listExcludes('kuma', annotations?.['traffic.kuma.io/exclude-inbound-ports'], ports)),
     ...(cni ? { annotationReadNow: 'kuma' as const } : {}),
   };
 }
