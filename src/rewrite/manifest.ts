@@ -19,6 +19,7 @@ import {
   visit,
 } from 'yaml';
 import { describeValue, HealthcheckError } from '../errors.js';
+import { BUILT_TEXTS, type BuiltTexts } from './built-nodes.js';
 import { AnnotationError, type FieldPath, formatPath, ManifestError } from './manifest-error.js';
 import { exclusionAnnotation, MESH_FORMATS } from './mesh-exclusion.js';
 import { withAnnotations } from './metadata.js';
@@ -35,10 +36,12 @@ export interface InjectResult {
   /** The whole output stream: YAML documents, or JSON (one object, or a v1 List of several). */
   readonly output: string;
   /**
-   * The same, in the pieces it was printed in: the CLI writes them one by one, so a big stream is never held
-   * twice (once printed, once joined).
+   * The same as UTF-8, in the pieces it was printed in: the CLI writes them one by one, so a big stream is never
+   * held twice (once printed, once joined). Bytes outside V8's heap: held as strings until the stream has proved
+   * valid, the output sized the heap, which grew to about twice it before collecting (BENCHMARKS.md, "Inject:
+   * time and peak memory by input size").
    */
-  chunks: readonly string[];
+  chunks: readonly Uint8Array[];
   /** One line each, in document order. */
   warnings: string[];
   /**
@@ -116,7 +119,7 @@ function injectStream(
 ): StreamPass {
   const warnings: string[] = [];
   const notes: string[] = [];
-  const chunks: string[] = [];
+  const chunks: Uint8Array[] = [];
   const values: unknown[] = [];
   let placedRunningPods = false;
   let rules = known;
@@ -142,14 +145,14 @@ function injectStream(
     warnings.push(...injected.warnings);
     placedRunningPods ||= injected.placedRunningPods;
     notes.push(...injected.notes);
-    if (format === 'yaml') chunks.push(printDocument(doc, style));
+    if (format === 'yaml') chunks.push(Buffer.from(printDocument(doc, style)));
     else if (value !== null && value !== undefined) values.push(injected.changed ? doc.toJS() : value);
   }
-  const printed = format === 'yaml' ? chunks : [jsonStream(values)];
+  const printed = format === 'yaml' ? chunks : [Buffer.from(jsonStream(values))];
   const result: InjectResult = {
     chunks: printed,
     get output() {
-      return printed.join('');
+      return Buffer.concat(printed).toString();
     },
     warnings,
     placedRunningPods,
@@ -448,7 +451,8 @@ function printDocument(doc: Document, style: Indentation): string {
     const defaultTags = directives.tags['!!'] === 'tag:yaml.org,2002:';
     if (defaultTags) directives.toString = () => '';
   }
-  return doc.toString(yamlOptions(style));
+  const built: BuiltTexts = { keys: new WeakMap() };
+  return doc.toString({ ...yamlOptions(style), [BUILT_TEXTS]: built } as ToStringOptions);
 }
 
 function isEmptyDocument(doc: Document): boolean {

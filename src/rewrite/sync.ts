@@ -13,9 +13,10 @@ import {
   type Node,
   Pair,
   Scalar,
-  YAMLMap,
-  YAMLSeq,
+  type YAMLMap,
+  type YAMLSeq,
 } from 'yaml';
+import { BuiltMap, BuiltSeq } from './built-nodes.js';
 
 type Json = Record<string, unknown>;
 
@@ -92,7 +93,7 @@ function newNode(doc: Document, value: unknown): Node {
     seen.add(item);
     if (Array.isArray(item)) {
       if (Object.getPrototypeOf(item) !== Array.prototype) return undefined;
-      const seq = new YAMLSeq(schema);
+      const seq = new BuiltSeq(schema);
       for (let i = 0; i < item.length; i++) {
         const node = i in item ? build(item[i]) : undefined;
         if (node === undefined) return undefined;
@@ -101,7 +102,7 @@ function newNode(doc: Document, value: unknown): Node {
       return seq;
     }
     if (Object.getPrototypeOf(item) !== Object.prototype) return undefined;
-    const map = new YAMLMap(schema);
+    const map = new BuiltMap(schema);
     for (const [key, entry] of Object.entries(item)) {
       if (entry === undefined) continue;
       const node = build(entry);

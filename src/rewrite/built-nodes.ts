@@ -1,0 +1,123 @@
+// The nodes inject builds itself (our containers, new fields) have no comments, styles, tags or anchors, so
+// their text depends only on their value and where they stand. In a cluster dump the init container is the
+// same in every pod and the companion differs only in its probe table, yet yaml prints every scalar of them
+// again each time, testing each against every tag's pattern: most of inject's time went there. A built map or
+// list is printed once per value and indentation, and its text reused (BENCHMARKS.md, "Inject: time and peak
+// memory by input size").
+
+import { isScalar, type Node, YAMLMap, YAMLSeq } from 'yaml';
+
+type Context = NonNullable<Parameters<YAMLMap['toString']>[0]>;
+
+/** What one print (printDocument) carries down in its options: each built node's key, worked out once. */
+export interface BuiltTexts {
+  readonly keys: WeakMap<Node, string | undefined>;
+}
+
+/** The option under which printDocument hands its BuiltTexts to the nodes below. */
+export const BUILT_TEXTS = 'osmHealthcheckBuiltTexts';
+
+/** Texts printed so far, by key; cleared when full, so a dump of all-different pods holds no more than this. */
+const texts = new Map<string, string>();
+const MOST_TEXTS = 512;
+/** Everything in a print's options that can change how a node prints, as one string per options object. */
+const signatures = new WeakMap<object, string>();
+
+export class BuiltMap extends YAMLMap {
+  override toString(ctx?: Context, onComment?: () => void, onChompKeep?: () => void): string {
+    return printOnce(this, ctx, () => super.toString(ctx, onComment, onChompKeep));
+  }
+}
+
+export class BuiltSeq extends YAMLSeq {
+  override toString(ctx?: Context, onComment?: () => void, onChompKeep?: () => void): string {
+    return printOnce(this, ctx, () => super.toString(ctx, onComment, onChompKeep));
+  }
+}
+
+function printOnce(node: BuiltMap | BuiltSeq, ctx: Context | undefined, print: () => string): string {
+  const built = (ctx?.options as Record<string, unknown> | undefined)?.[BUILT_TEXTS] as
+    | BuiltTexts
+    | undefined;
+  // Only where the context is the plain block one yaml gives a map's or list's value: in a flow collection, as
+  // a key, or in a set, the same node prints otherwise.
+  if (
+    ctx === undefined ||
+    built === undefined ||
+    ctx.inFlow === true ||
+    ctx.implicitKey ||
+    ctx.allNullValues
+  ) {
+    return print();
+  }
+  const value = keyOf(node, built.keys);
+  if (value === undefined) return print();
+  const key = `${signature(ctx)}\u0000${ctx.indent.length}\u0000${value}`;
+  const known = texts.get(key);
+  if (known !== undefined) return known;
+  const text = print();
+  if (texts.size >= MOST_TEXTS) texts.clear();
+  texts.set(key, text);
+  return text;
+}
+
+function signature(ctx: Context): string {
+  let known = signatures.get(ctx.options);
+  if (known === undefined) {
+    const { [BUILT_TEXTS]: _, ...options } = ctx.options as Record<string, unknown>;
+    known = JSON.stringify([ctx.doc.schema.name, ctx.indentStep, ctx.forceBlockIndent ?? false, options]);
+    signatures.set(ctx.options, known);
+  }
+  return known;
+}
+
+/**
+ * The node's value as a string that tells apart every two values that print differently; undefined where the
+ * node is not one inject built as it stands (a comment, a style, a tag, a node from the source) or holds a
+ * value whose printing reaches beyond the node (a multi-line string may call for a kept final newline).
+ */
+function keyOf(node: unknown, keys: WeakMap<Node, string | undefined>): string | undefined {
+  if (isScalar(node)) return scalarKey(node);
+  if (!(node instanceof BuiltMap || node instanceof BuiltSeq)) return undefined;
+  if (keys.has(node)) return keys.get(node);
+  let key: string | undefined;
+  if (!node.tag && !node.anchor && !node.comment && !node.commentBefore && !node.spaceBefore && !node.flow) {
+    key = node instanceof BuiltMap ? mapKey(node, keys) : seqKey(node, keys);
+  }
+  keys.set(node, key);
+  return key;
+}
+
+function mapKey(map: BuiltMap, keys: WeakMap<Node, string | undefined>): string | undefined {
+  let key = '{';
+  for (const pair of map.items) {
+    const name = scalarKey(pair.key);
+    const value = keyOf(pair.value, keys);
+    if (name === undefined || value === undefined) return undefined;
+    key += `${name}:${value},`;
+  }
+  return `${key}}`;
+}
+
+function seqKey(seq: BuiltSeq, keys: WeakMap<Node, string | undefined>): string | undefined {
+  let key = '[';
+  for (const item of seq.items) {
+    const value = keyOf(item, keys);
+    if (value === undefined) return undefined;
+    key += `${value},`;
+  }
+  return `${key}]`;
+}
+
+function scalarKey(node: unknown): string | undefined {
+  if (!isScalar(node)) return undefined;
+  const { value } = node;
+  if (node.type || node.format || node.tag || node.anchor || node.comment || node.commentBefore)
+    return undefined;
+  if (node.spaceBefore || node.minFractionDigits !== undefined) return undefined;
+  if (typeof value === 'string') return value.includes('\n') ? undefined : JSON.stringify(value);
+  if (typeof value === 'number')
+    return Number.isFinite(value) && !Object.is(value, -0) ? `#${value}` : undefined;
+  if (typeof value === 'boolean' || value === null) return String(value);
+  return undefined;
+}
