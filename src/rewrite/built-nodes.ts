@@ -2,10 +2,11 @@
 // their text depends only on their value and where they stand. In a cluster dump the init container is the
 // same in every pod and the companion differs only in its probe table, yet yaml prints every scalar of them
 // again each time, testing each against every tag's pattern: most of inject's time went there. A built map or
-// list is printed once per value and indentation, and its text reused (BENCHMARKS.md, "Inject: time and peak
-// memory by input size").
+// list is printed once per value and indentation, and its text reused; built from plain JSON data, its items
+// are made only when something reads them, so a text printed before costs no nodes (BENCHMARKS.md, "Inject:
+// time and peak memory by input size").
 
-import { isScalar, type Node, YAMLMap, YAMLSeq } from 'yaml';
+import { isScalar, type Node, Pair, Scalar, type Schema, YAMLMap, YAMLSeq } from 'yaml';
 
 type Context = NonNullable<Parameters<YAMLMap['toString']>[0]>;
 
@@ -23,6 +24,16 @@ const MOST_TEXTS = 512;
 /** Everything in a print's options that can change how a node prints, as one string per options object. */
 const signatures = new WeakMap<object, string>();
 
+/** Where a built map or list keeps its items, or the plain value they are still to be made from. */
+const ITEMS = Symbol('items');
+const PENDING = Symbol('pending');
+
+interface Lazy {
+  [ITEMS]: unknown[] | undefined;
+  [PENDING]: unknown;
+  schema?: Schema;
+}
+
 export class BuiltMap extends YAMLMap {
   override toString(ctx?: Context, onComment?: () => void, onChompKeep?: () => void): string {
     return printOnce(this, ctx, () => super.toString(ctx, onComment, onChompKeep));
@@ -33,6 +44,102 @@ export class BuiltSeq extends YAMLSeq {
   override toString(ctx?: Context, onComment?: () => void, onChompKeep?: () => void): string {
     return printOnce(this, ctx, () => super.toString(ctx, onComment, onChompKeep));
   }
+}
+
+// `items` as an accessor (TypeScript allows no accessor over a property): made on first read, from PENDING.
+for (const Built of [BuiltMap, BuiltSeq]) {
+  Object.defineProperty(Built.prototype, 'items', {
+    get(this: Lazy) {
+      this[ITEMS] ??= itemsOf(this);
+      return this[ITEMS];
+    },
+    set(this: Lazy, items: unknown[]) {
+      this[ITEMS] = items;
+      this[PENDING] = undefined;
+    },
+  });
+}
+
+function itemsOf(node: Lazy): unknown[] {
+  const { schema } = node;
+  const value = node[PENDING];
+  node[PENDING] = undefined;
+  if (Array.isArray(value)) return value.map((item) => lazyNode(schema, item));
+  const items: Pair[] = [];
+  for (const [key, entry] of Object.entries(value as Record<string, unknown>)) {
+    if (entry !== undefined) items.push(new Pair(new Scalar(key), lazyNode(schema, entry)));
+  }
+  return items;
+}
+
+/** The node for JSON data: a scalar, or a built map or list whose items wait until read. */
+function lazyNode(schema: Schema | undefined, value: unknown): Node {
+  if (value === null || typeof value !== 'object') return new Scalar(value);
+  const node = Array.isArray(value) ? new BuiltSeq(schema) : new BuiltMap(schema);
+  (node as unknown as Lazy)[PENDING] = value;
+  (node as unknown as Lazy)[ITEMS] = undefined;
+  return node;
+}
+
+/**
+ * The nodes yaml's createNode makes for `value` (no tag, no anchor, undefined entries left out) where it is plain
+ * data (strings, numbers, booleans, null, plain objects and arrays) holding no object twice, without createNode's
+ * search of the schema's tags for every node; undefined for anything else (createNode's to build).
+ */
+export function buildNode(schema: Schema, value: unknown): Node | undefined {
+  if (isJsonData(value, new Set())) return lazyNode(schema, value);
+  const seen = new Set<object>();
+  const build = (item: unknown): Node | undefined => {
+    if (item === null || typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') {
+      return new Scalar(item);
+    }
+    if (typeof item !== 'object' || seen.has(item)) return undefined;
+    seen.add(item);
+    if (Array.isArray(item)) {
+      if (Object.getPrototypeOf(item) !== Array.prototype) return undefined;
+      const seq = new BuiltSeq(schema);
+      for (let i = 0; i < item.length; i++) {
+        const node = i in item ? build(item[i]) : undefined;
+        if (node === undefined) return undefined;
+        seq.items.push(node);
+      }
+      return seq;
+    }
+    if (Object.getPrototypeOf(item) !== Object.prototype) return undefined;
+    const map = new BuiltMap(schema);
+    for (const [key, entry] of Object.entries(item)) {
+      if (entry === undefined) continue;
+      const node = build(entry);
+      if (node === undefined) return undefined;
+      map.items.push(new Pair(new Scalar(key), node));
+    }
+    return map;
+  };
+  return build(value);
+}
+
+/**
+ * Plain data that JSON.stringify writes exactly, so its JSON tells apart every two values that print
+ * differently: no NaN, infinity or -0 (JSON writes them as null and 0), no hole or undefined in a list, no object
+ * twice, and no multi-line string (printed as a block scalar, which may reach beyond its node).
+ */
+function isJsonData(value: unknown, seen: Set<object>): boolean {
+  if (value === null || typeof value === 'boolean') return true;
+  if (typeof value === 'string') return !value.includes('\n');
+  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0);
+  if (typeof value !== 'object' || seen.has(value)) return false;
+  seen.add(value);
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return false;
+    for (let i = 0; i < value.length; i++) if (!(i in value) || !isJsonData(value[i], seen)) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const key in value) {
+    const entry = (value as Record<string, unknown>)[key];
+    if (entry !== undefined && !isJsonData(entry, seen)) return false;
+  }
+  return true;
 }
 
 function printOnce(node: BuiltMap | BuiltSeq, ctx: Context | undefined, print: () => string): string {
@@ -82,7 +189,9 @@ function keyOf(node: unknown, keys: WeakMap<Node, string | undefined>): string |
   if (keys.has(node)) return keys.get(node);
   let key: string | undefined;
   if (!node.tag && !node.anchor && !node.comment && !node.commentBefore && !node.spaceBefore && !node.flow) {
-    key = node instanceof BuiltMap ? mapKey(node, keys) : seqKey(node, keys);
+    const lazy = node as unknown as Lazy;
+    if (lazy[ITEMS] === undefined) key = `J${JSON.stringify(lazy[PENDING])}`;
+    else key = node instanceof BuiltMap ? mapKey(node, keys) : seqKey(node, keys);
   }
   keys.set(node, key);
   return key;

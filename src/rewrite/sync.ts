@@ -16,7 +16,7 @@ import {
   type YAMLMap,
   type YAMLSeq,
 } from 'yaml';
-import { BuiltMap, BuiltSeq } from './built-nodes.js';
+import { buildNode } from './built-nodes.js';
 
 type Json = Record<string, unknown>;
 
@@ -75,43 +75,11 @@ function sameValue(doc: Document, node: unknown, value: unknown): boolean {
   return isDeepStrictEqual(plain(doc, node), value);
 }
 
-/**
- * doc.createNode(value), built directly where `value` is plain data (strings, numbers, booleans, null, plain
- * objects and arrays) holding no object twice, in a document of the core schema: the nodes createNode makes for
- * it (no tag, no anchor, undefined entries left out), without its search of the schema's tags for every node,
- * which cost more than the rest of an edit. Anything else is left to createNode.
- */
+/** doc.createNode(value), built directly (buildNode) where the document's schema is the core one. */
 function newNode(doc: Document, value: unknown): Node {
   const { schema } = doc;
   if (schema.name !== 'core' || schema.sortMapEntries) return doc.createNode(value);
-  const seen = new Set<object>();
-  const build = (item: unknown): Node | undefined => {
-    if (item === null || typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') {
-      return new Scalar(item);
-    }
-    if (typeof item !== 'object' || seen.has(item)) return undefined;
-    seen.add(item);
-    if (Array.isArray(item)) {
-      if (Object.getPrototypeOf(item) !== Array.prototype) return undefined;
-      const seq = new BuiltSeq(schema);
-      for (let i = 0; i < item.length; i++) {
-        const node = i in item ? build(item[i]) : undefined;
-        if (node === undefined) return undefined;
-        seq.items.push(node);
-      }
-      return seq;
-    }
-    if (Object.getPrototypeOf(item) !== Object.prototype) return undefined;
-    const map = new BuiltMap(schema);
-    for (const [key, entry] of Object.entries(item)) {
-      if (entry === undefined) continue;
-      const node = build(entry);
-      if (node === undefined) return undefined;
-      map.items.push(new Pair(new Scalar(key), node));
-    }
-    return map;
-  };
-  return build(value) ?? doc.createNode(value);
+  return buildNode(schema, value) ?? doc.createNode(value);
 }
 
 /** Returns the node to put where `node` was: `node` itself, updated in place, or a new node. */
