@@ -11,6 +11,7 @@ import {
   SHUTDOWN_GRACE_ENV,
 } from '../scheme.js';
 import type { ProbeTableDocument } from '../table/types.js';
+import { copyPlain } from './plain-copy.js';
 import type { ContainerResources } from './resources/defaults.js';
 import type { Container } from './types.js';
 
@@ -88,7 +89,7 @@ export function companionContainer({
       { name: SHUTDOWN_GRACE_ENV, value: String(shutdownGraceSeconds) },
     ],
     ...(native ? {} : { lifecycle: { postStart: { exec: { command: [...WAIT_COMMAND] } } } }),
-    resources: structuredClone(resources),
+    resources: copyPlain(resources),
     securityContext: {
       runAsNonRoot: true,
       runAsUser: COMPANION_UID,
@@ -100,8 +101,8 @@ export function companionContainer({
       // container that gets a pod refused.
       seccompProfile: { type: 'RuntimeDefault' },
     },
-    startupProbe: { ...structuredClone(HEALTHZ), periodSeconds: 1, failureThreshold: 30 },
-    livenessProbe: { ...structuredClone(HEALTHZ), ...COMPANION_LIVENESS },
+    startupProbe: { ...copyPlain(HEALTHZ), periodSeconds: 1, failureThreshold: 30 },
+    livenessProbe: { ...copyPlain(HEALTHZ), ...COMPANION_LIVENESS },
   };
 }
 
@@ -114,7 +115,7 @@ export function initContainer(image: string, resources: ContainerResources): Con
     name: INIT_NAME,
     image,
     args: ['init'],
-    resources: structuredClone(resources),
+    resources: copyPlain(resources),
     securityContext: {
       runAsNonRoot: false,
       runAsUser: 0,

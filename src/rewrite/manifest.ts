@@ -20,6 +20,7 @@ import {
 } from 'yaml';
 import { describeValue, HealthcheckError } from '../errors.js';
 import { BUILT_TEXTS, type BuiltTexts } from './built-nodes.js';
+import { type DocumentValue, documentValue } from './document-value.js';
 import { AnnotationError, type FieldPath, formatPath, ManifestError } from './manifest-error.js';
 import { exclusionAnnotation, MESH_FORMATS } from './mesh-exclusion.js';
 import { withAnnotations } from './metadata.js';
@@ -204,18 +205,18 @@ function* readStream(source: string, prefix: string): Generator<StreamDocument> 
       const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:$/, '');
       throw new HealthcheckError('OSM_HC_MANIFEST', `${where(error.pos[0])}: ${message}`, { cause: error });
     }
-    const duplicate = duplicateKey(doc);
-    if (duplicate !== undefined) {
-      const key = JSON.stringify(String(duplicate.key.value));
-      fail(place(duplicate.offset), `duplicate key ${key} in one map`);
-    }
-    let value: unknown;
+    let read: DocumentValue;
     try {
-      value = doc.toJS();
+      read = documentValue(doc);
     } catch (err) {
       // e.g. yaml's guard against alias bombs ("Excessive alias count").
-      fail(place(undefined), (err as Error).message, err);
+      return fail(place(undefined), (err as Error).message, err);
     }
+    if ('duplicate' in read) {
+      const key = JSON.stringify(String(read.duplicate.key.value));
+      fail(place(read.duplicate.offset), `duplicate key ${key} in one map`);
+    }
+    const value = 'value' in read ? read.value : undefined;
     if (value !== null && value !== undefined) {
       if (typeof value !== 'object' || Array.isArray(value)) {
         fail(place(doc.contents?.range?.[0]), notAnObject(value));
@@ -246,33 +247,6 @@ function notAnObject(value: unknown): string {
     ? '; a list of objects goes in the items of a v1 List (kind: List), as kubectl get -o yaml writes it'
     : '';
   return `is ${what}, not a Kubernetes object (a map with apiVersion and kind)${hint}`;
-}
-
-/**
- * The first key that appears twice in one map of `doc`, compared as yaml's own check does (equal scalars), in
- * the order yaml's visit would meet it. A walk of our own: visit's frozen path per node cost more than the check.
- */
-function duplicateKey(doc: Document): { key: { value: unknown }; offset: number } | undefined {
-  const walk = (node: unknown): { key: { value: unknown }; offset: number } | undefined => {
-    if (isMap(node)) {
-      const seen = new Set<unknown>();
-      for (const { key } of node.items) {
-        if (!isScalar(key)) continue;
-        if (seen.has(key.value)) return { key, offset: key.range?.[0] ?? 0 };
-        seen.add(key.value);
-      }
-    }
-    if (isCollection(node)) {
-      for (const item of node.items) {
-        const found = walk(item);
-        if (found !== undefined) return found;
-      }
-    } else if (isPair(node)) {
-      return walk(node.key) ?? walk(node.value);
-    }
-    return undefined;
-  };
-  return walk(doc.contents);
 }
 
 /** The 1-based line of `offset`: counted only for an error or a warning, so no line table is kept. */

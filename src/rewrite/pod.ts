@@ -15,6 +15,7 @@ import { recogniseMesh } from './mesh/recognise.js';
 import type { Located } from './our-containers.js';
 import { isInjectedContainer, isInjectMade } from './our-containers.js';
 import { ownedContainer } from './owned-container.js';
+import { copyPlain } from './plain-copy.js';
 import { decideProbe, probeField } from './probe.js';
 import { checkResourceAnnotations } from './resources/defaults.js';
 import { fitResources } from './resources/resource-fit.js';
@@ -56,7 +57,7 @@ export function rewritePodSpec(
     throw new ManifestError(resource, [], `pod spec must be an object, got ${describeValue(spec)}`);
   }
   const unchanged = (warnings: string[]): RewriteResult => ({
-    spec: structuredClone(spec),
+    spec: copyPlain(spec),
     annotations: {},
     table: {},
     warnings,
@@ -68,7 +69,7 @@ export function rewritePodSpec(
 
   const facts = podFacts(spec, annotations, resource);
   checkResourceAnnotations(annotations, resource);
-  const next = structuredClone(spec);
+  const next = copyPlain(spec);
   const containers = locate(next, resource);
   const previous = previousTable(containers, resource);
   const ours = containers.some(

@@ -15,6 +15,7 @@ import {
 } from '../../scheme.js';
 import type { ProbeTable } from '../../table/types.js';
 import { COMPANION_NAME, INIT_NAME } from '../companion.js';
+import { copyPlain } from '../plain-copy.js';
 import { entryDocument } from '../table.js';
 import type { Container, HTTPGetAction, PodSpec, Probe } from '../types.js';
 import { isOsmHealthcheckContainer } from './recognise.js';
@@ -70,7 +71,7 @@ function osmProbe(probe: Probe, kind: (typeof PROBE_KINDS)[number], table: Probe
 /** The spec without our containers, its app probes in osm-edge's form; `image` runs their healthcheck container. */
 export function asOsmInjected(spec: PodSpec, table: ProbeTable, image: string): PodSpec {
   const ours = (c: Container) => c.name === COMPANION_NAME || c.name === INIT_NAME;
-  const next = structuredClone(spec);
+  const next = copyPlain(spec);
   const containers = (next.containers ?? []).filter((c) => !ours(c) || isOsmHealthcheckContainer(c));
   let tcp = false;
   for (const container of containers) {

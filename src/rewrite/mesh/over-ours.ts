@@ -8,6 +8,7 @@
 // istio-proxy's env ISTIO_KUBE_APP_PROBERS (DumpAppProbers).
 
 import { isCompanionPort, PROBE_KINDS, type ProbeKind } from '../../scheme.js';
+import { copyPlain } from '../plain-copy.js';
 import type { Container, PodSpec, Probe } from '../types.js';
 
 /** istio-proxy's env var of recorded probes (pilot/cmd/pilot-agent/status KubeAppProberEnvName). */
@@ -56,7 +57,7 @@ export function restoreFromIstio(spec: PodSpec): string[] {
       const { httpGet: _moved, ...rest } = probe;
       const handler = original.httpGet ?? original.tcpSocket ?? original.grpc;
       const key = original.httpGet ? 'httpGet' : original.tcpSocket ? 'tcpSocket' : 'grpc';
-      container[field] = { ...rest, [key]: structuredClone(handler) } as Probe;
+      container[field] = { ...rest, [key]: copyPlain(handler) } as Probe;
       if (!restored.includes(String(container.name))) restored.push(String(container.name));
     }
   }

@@ -6,6 +6,7 @@ import { PORT_RANGE } from '../../scheme.js';
 import type { ProbeTable } from '../../table/types.js';
 import { ManifestError } from '../manifest-error.js';
 import { isInjectedContainer, isInjectMade, type Located } from '../our-containers.js';
+import { copyPlain } from '../plain-copy.js';
 import type { PodSpec, RewriteOptions, RewriteResult } from '../types.js';
 import { asOsmInjected } from './osm-form.js';
 import type { MeshPod } from './recognise.js';
@@ -57,7 +58,7 @@ export function osmPod(
       placement: { companion: 'untouched', reason, warn: true },
     };
   }
-  const unchanged = { spec: structuredClone(spec), annotations: {}, table: {}, changed: false };
+  const unchanged = { spec: copyPlain(spec), annotations: {}, table: {}, changed: false };
   if (!hasAppProbes(containers, mesh)) return { ...unchanged, warnings: [] };
   const reason = `left untouched: ${mesh.title} injected this pod; its sidecar answers the probes on the companion's ports 15901-15904. To use this project there, run its image as osm-edge's healthcheck container (docs/meshes.md)`;
   return {
