@@ -6,7 +6,7 @@
 // are made only when something reads them, so a text printed before costs no nodes (BENCHMARKS.md, "Inject:
 // time and peak memory by input size").
 
-import { isScalar, type Node, Pair, Scalar, type Schema, YAMLMap, YAMLSeq } from 'yaml';
+import { Document, isScalar, type Node, Pair, Scalar, type Schema, YAMLMap, YAMLSeq } from 'yaml';
 
 type Context = NonNullable<Parameters<YAMLMap['toString']>[0]>;
 
@@ -22,9 +22,13 @@ export const BUILT_TEXTS = 'osmHealthcheckBuiltTexts';
 const texts = new Map<string, string>();
 const MOST_TEXTS = 512;
 /** Everything in a print's options that can change how a node prints, as one string per options object. */
-const signatures = new WeakMap<object, string>();
+const signatures = new WeakMap<object, string | undefined>();
 
-/** Where a built map or list keeps its items, or the plain value they are still to be made from. */
+/**
+ * Where a built map or list keeps its items, or what they are still to be made from: the JSON of the value it
+ * was built for (a copy, as createNode's nodes are: the caller may change its value afterwards), or, below that,
+ * a part of the value parsed back from it, which nothing else holds.
+ */
 const ITEMS = Symbol('items');
 const PENDING = Symbol('pending');
 
@@ -62,7 +66,8 @@ for (const Built of [BuiltMap, BuiltSeq]) {
 
 function itemsOf(node: Lazy): unknown[] {
   const { schema } = node;
-  const value = node[PENDING];
+  const pending = node[PENDING];
+  const value = typeof pending === 'string' ? JSON.parse(pending) : pending;
   node[PENDING] = undefined;
   if (Array.isArray(value)) return value.map((item) => lazyNode(schema, item));
   const items: Pair[] = [];
@@ -72,11 +77,14 @@ function itemsOf(node: Lazy): unknown[] {
   return items;
 }
 
-/** The node for JSON data: a scalar, or a built map or list whose items wait until read. */
-function lazyNode(schema: Schema | undefined, value: unknown): Node {
+/**
+ * The node for JSON data: a scalar, or a built map or list whose items wait until read, made from `json` (the
+ * value's JSON, where the value is the caller's) or from `value` itself (where it is a part parsed back).
+ */
+function lazyNode(schema: Schema | undefined, value: unknown, json?: string): Node {
   if (value === null || typeof value !== 'object') return new Scalar(value);
   const node = Array.isArray(value) ? new BuiltSeq(schema) : new BuiltMap(schema);
-  (node as unknown as Lazy)[PENDING] = value;
+  (node as unknown as Lazy)[PENDING] = json ?? value;
   (node as unknown as Lazy)[ITEMS] = undefined;
   return node;
 }
@@ -87,7 +95,7 @@ function lazyNode(schema: Schema | undefined, value: unknown): Node {
  * search of the schema's tags for every node; undefined for anything else (createNode's to build).
  */
 export function buildNode(schema: Schema, value: unknown): Node | undefined {
-  if (isJsonData(value, new Set())) return lazyNode(schema, value);
+  if (isJsonData(value, new Set())) return lazyNode(schema, value, JSON.stringify(value));
   const seen = new Set<object>();
   const build = (item: unknown): Node | undefined => {
     if (item === null || typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') {
@@ -157,9 +165,11 @@ function printOnce(node: BuiltMap | BuiltSeq, ctx: Context | undefined, print: (
   ) {
     return print();
   }
+  const options = signature(ctx);
+  if (options === undefined) return print();
   const value = keyOf(node, built.keys);
   if (value === undefined) return print();
-  const key = `${signature(ctx)}\u0000${ctx.indent.length}\u0000${value}`;
+  const key = `${options}\u0000${ctx.indent.length}\u0000${value}`;
   const known = texts.get(key);
   if (known !== undefined) return known;
   const text = print();
@@ -168,13 +178,22 @@ function printOnce(node: BuiltMap | BuiltSeq, ctx: Context | undefined, print: (
   return text;
 }
 
-function signature(ctx: Context): string {
-  let known = signatures.get(ctx.options);
-  if (known === undefined) {
-    const { [BUILT_TEXTS]: _, ...options } = ctx.options as Record<string, unknown>;
-    known = JSON.stringify([ctx.doc.schema.name, ctx.indentStep, ctx.forceBlockIndent ?? false, options]);
-    signatures.set(ctx.options, known);
-  }
+/** yaml's own core schema: a schema with tags of its own may print a string otherwise (quoted, to stay one). */
+const CORE_TAGS = new Document().schema.tags;
+
+/**
+ * Undefined where a node's text may depend on more than its value and indentation: a schema other than yaml's
+ * core one, or folded lines (where a line breaks depends on what stands before the node on its first line).
+ */
+function signature(ctx: Context): string | undefined {
+  if (signatures.has(ctx.options)) return signatures.get(ctx.options);
+  const { [BUILT_TEXTS]: _, ...options } = ctx.options as Record<string, unknown>;
+  const { tags } = ctx.doc.schema;
+  const core = tags.length === CORE_TAGS.length && tags.every((tag, i) => tag === CORE_TAGS[i]);
+  const folded = typeof options.lineWidth === 'number' && options.lineWidth > 0;
+  const known =
+    core && !folded ? JSON.stringify([ctx.indentStep, ctx.forceBlockIndent ?? false, options]) : undefined;
+  signatures.set(ctx.options, known);
   return known;
 }
 
@@ -190,34 +209,37 @@ function keyOf(node: unknown, keys: WeakMap<Node, string | undefined>): string |
   let key: string | undefined;
   if (!node.tag && !node.anchor && !node.comment && !node.commentBefore && !node.spaceBefore && !node.flow) {
     const lazy = node as unknown as Lazy;
-    if (lazy[ITEMS] === undefined) key = `J${JSON.stringify(lazy[PENDING])}`;
+    const pending = lazy[ITEMS] === undefined ? lazy[PENDING] : undefined;
+    if (pending !== undefined) key = typeof pending === 'string' ? pending : JSON.stringify(pending);
     else key = node instanceof BuiltMap ? mapKey(node, keys) : seqKey(node, keys);
   }
   keys.set(node, key);
   return key;
 }
 
+// A built node's key is the JSON of its value, whether its items are made yet or not, so the two meet in the cache.
 function mapKey(map: BuiltMap, keys: WeakMap<Node, string | undefined>): string | undefined {
-  let key = '{';
+  const parts: string[] = [];
   for (const pair of map.items) {
     const name = scalarKey(pair.key);
     const value = keyOf(pair.value, keys);
     if (name === undefined || value === undefined) return undefined;
-    key += `${name}:${value},`;
+    parts.push(`${name}:${value}`);
   }
-  return `${key}}`;
+  return `{${parts.join(',')}}`;
 }
 
 function seqKey(seq: BuiltSeq, keys: WeakMap<Node, string | undefined>): string | undefined {
-  let key = '[';
+  const parts: string[] = [];
   for (const item of seq.items) {
     const value = keyOf(item, keys);
     if (value === undefined) return undefined;
-    key += `${value},`;
+    parts.push(value);
   }
-  return `${key}]`;
+  return `[${parts.join(',')}]`;
 }
 
+/** The scalar's JSON, where JSON tells it apart from every scalar that prints otherwise. */
 function scalarKey(node: unknown): string | undefined {
   if (!isScalar(node)) return undefined;
   const { value } = node;
@@ -226,7 +248,7 @@ function scalarKey(node: unknown): string | undefined {
   if (node.spaceBefore || node.minFractionDigits !== undefined) return undefined;
   if (typeof value === 'string') return value.includes('\n') ? undefined : JSON.stringify(value);
   if (typeof value === 'number')
-    return Number.isFinite(value) && !Object.is(value, -0) ? `#${value}` : undefined;
-  if (typeof value === 'boolean' || value === null) return String(value);
+    return Number.isFinite(value) && !Object.is(value, -0) ? JSON.stringify(value) : undefined;
+  if (typeof value === 'boolean' || value === null) return JSON.stringify(value);
   return undefined;
 }

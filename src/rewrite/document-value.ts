@@ -67,8 +67,8 @@ function plainValue(node: unknown): unknown {
 }
 
 /**
- * The first key that appears twice in one map of `doc`, compared as yaml's own check does (equal scalars), in
- * the order yaml's visit would meet it. A walk of our own: visit's frozen path per node cost more than the check.
+ * The first key that appears twice in one map of `doc`, compared as yaml's own check does (equal scalars; but
+ * NaN twice too, which yaml lets pass and toJS folds into one key "NaN"), in the order yaml's visit would meet it. A walk of our own: visit's frozen path per node cost more than the check.
  */
 export function duplicateKey(doc: Document): DuplicateKey | undefined {
   const walk = (node: unknown): DuplicateKey | undefined => {

@@ -33,6 +33,7 @@ describe('bench/run.mjs --inject', () => {
         '20,000 Deployments: < 15 s',
         '20,000 Deployments: peak RSS < 400 MiB',
         'one map: CPU s per MiB flat within 2×',
+        'one map: CPU s per added MiB flat within 2×',
       ]) {
         expect(stdout).toContain(`| ${target}`);
       }
