@@ -4,7 +4,17 @@
 // met twice, where toJS and the check each walked the document (BENCHMARKS.md, "Inject: time and peak memory by
 // input size").
 
-import { type Document, isCollection, isMap, isPair, isScalar, isSeq } from 'yaml';
+import {
+  type Document,
+  isCollection,
+  isMap,
+  isPair,
+  isScalar,
+  type Pair,
+  Scalar,
+  YAMLMap,
+  YAMLSeq,
+} from 'yaml';
 
 export interface DuplicateKey {
   key: { value: unknown };
@@ -27,39 +37,41 @@ export function documentValue(doc: Document): DocumentValue {
   return { value: doc.toJS() };
 }
 
+// instanceof, not yaml's isScalar/isMap/isSeq: one prototype check against a symbol-keyed read per test, on
+// every node of every document (the classes are yaml's own; a parsed node is an instance of exactly one).
 function plainValue(node: unknown): unknown {
   if (node === null || node === undefined) return null;
-  if (isScalar(node)) {
+  if (node instanceof Scalar) {
     const { value } = node;
     return typeof value === 'object' && value !== null ? GIVE_UP : value;
   }
-  if (isMap(node)) {
+  if (node instanceof YAMLMap) {
     if (node.tag !== undefined && node.tag !== MAP_TAG) return GIVE_UP;
     const object: Record<string, unknown> = {};
-    for (const { key, value } of node.items) {
-      if (
-        !isScalar(key) ||
-        typeof key.value !== 'string' ||
-        key.value === '<<' ||
-        key.value === '__proto__'
-      ) {
+    const { items } = node;
+    for (let i = 0; i < items.length; i++) {
+      const { key, value } = items[i] as Pair;
+      if (!(key instanceof Scalar)) return GIVE_UP;
+      const name = key.value;
+      if (typeof name !== 'string' || name === '<<' || name === '__proto__' || Object.hasOwn(object, name)) {
         return GIVE_UP;
       }
-      if (Object.hasOwn(object, key.value)) return GIVE_UP;
       const entry = plainValue(value);
       if (entry === GIVE_UP) return GIVE_UP;
-      object[key.value] = entry;
+      object[name] = entry;
     }
     return object;
   }
-  if (isSeq(node)) {
+  if (node instanceof YAMLSeq) {
     if (node.tag !== undefined && node.tag !== SEQ_TAG) return GIVE_UP;
-    const list: unknown[] = [];
-    for (const item of node.items) {
+    const { items } = node;
+    const list: unknown[] = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
       if (isPair(item)) return GIVE_UP;
       const entry = plainValue(item);
       if (entry === GIVE_UP) return GIVE_UP;
-      list.push(entry);
+      list[i] = entry;
     }
     return list;
   }

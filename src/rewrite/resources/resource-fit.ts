@@ -59,7 +59,7 @@ export function fitResources(inputs: FitInputs): ResourceFit {
   const rules: NamespaceRules =
     knowledge.state === 'known' ? knowledge : { limitRanges: [], resourceQuotas: [] };
   const base = withoutOurs(inputs.spec);
-  const worlds = judgingRules(inputs.cluster, shapeOf(base));
+  const worlds = judgingRules(inputs.cluster, shapeOf(base), rules);
   const wanted = {
     requests: { ...decided.resources.requests },
     limits: {
@@ -120,13 +120,22 @@ function pinnedAnnotation(violation: Violation, pinned: Readonly<Record<string, 
 /**
  * The rules the pod is judged by: the known version's, else every supported version's, so the decision holds
  * wherever the pod goes. Pod-level resources only matter where `spec.resources` is set: without it, one world less.
+ * And the versions differ only in how LimitRanger, the quota evaluator and pod-level resources add a pod up: where
+ * none of them judges it (no LimitRange, no ResourceQuota, no `spec.resources`), every version judges alike (each
+ * container's request at most its limit), and one world stands for all.
  */
-export function judgingRules(cluster: ClusterKnowledge, shape: PodShape): VersionRules[] {
+export function judgingRules(
+  cluster: ClusterKnowledge,
+  shape: PodShape,
+  rules: NamespaceRules,
+): VersionRules[] {
   const all =
     cluster.state === 'known'
       ? rulesOfVersion(cluster.version, cluster.sidecarGate)
       : EVERY_SUPPORTED_VERSION;
   const podLevel = hasPodLevelResources(shape);
+  const judged = rules.limitRanges.length > 0 || rules.resourceQuotas.length > 0 || podLevel;
+  if (!judged) return all.slice(0, 1).map((first) => ({ ...first, podLevel: false }));
   const seen = new Map<string, VersionRules>();
   for (const rules of all) {
     const kept = { ...rules, podLevel: podLevel && rules.podLevel };
