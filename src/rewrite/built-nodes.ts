@@ -31,10 +31,12 @@ const signatures = new WeakMap<object, string | undefined>();
  */
 const ITEMS = Symbol('items');
 const PENDING = Symbol('pending');
+const FLOW = Symbol('flow');
 
 interface Lazy {
   [ITEMS]: unknown[] | undefined;
   [PENDING]: unknown;
+  [FLOW]?: boolean;
   schema?: Schema;
 }
 
@@ -62,6 +64,24 @@ for (const Built of [BuiltMap, BuiltSeq]) {
       this[PENDING] = undefined;
     },
   });
+  // yaml asks a map or list under a key for `flow ?? items.length === 0`: answered without making the items
+  // where they are still to be made (false where there are some, as items.length would have said).
+  Object.defineProperty(Built.prototype, 'flow', {
+    get(this: Lazy) {
+      if (this[FLOW] !== undefined || this[ITEMS] !== undefined) return this[FLOW];
+      return isEmpty(this[PENDING]) ? undefined : false;
+    },
+    set(this: Lazy, flow: boolean | undefined) {
+      this[FLOW] = flow;
+    },
+  });
+}
+
+function isEmpty(pending: unknown): boolean {
+  if (typeof pending === 'string') return pending === '[]' || pending === '{}';
+  if (Array.isArray(pending)) return pending.length === 0;
+  for (const _ in pending as object) return false;
+  return true;
 }
 
 function itemsOf(node: Lazy): unknown[] {
@@ -187,12 +207,19 @@ const CORE_TAGS = new Document().schema.tags;
  */
 function signature(ctx: Context): string | undefined {
   if (signatures.has(ctx.options)) return signatures.get(ctx.options);
-  const { [BUILT_TEXTS]: _, ...options } = ctx.options as Record<string, unknown>;
+  const options = ctx.options as Record<string, unknown>;
   const { tags } = ctx.doc.schema;
   const core = tags.length === CORE_TAGS.length && tags.every((tag, i) => tag === CORE_TAGS[i]);
   const folded = typeof options.lineWidth === 'number' && options.lineWidth > 0;
-  const known =
-    core && !folded ? JSON.stringify([ctx.indentStep, ctx.forceBlockIndent ?? false, options]) : undefined;
+  let known: string | undefined;
+  if (core && !folded) {
+    known = `${ctx.indentStep.length}|${ctx.forceBlockIndent ?? false}`;
+    for (const name in options) {
+      const value = options[name];
+      if (name === BUILT_TEXTS || typeof value === 'function') continue;
+      known += `|${name}=${typeof value === 'string' || typeof value === 'object' ? JSON.stringify(value) : String(value)}`;
+    }
+  }
   signatures.set(ctx.options, known);
   return known;
 }
