@@ -153,7 +153,8 @@ export function renderInject({ rows, startup }, info) {
   );
   const maps = rows.filter((r) => r.shape === 'map');
   const perMb = maps.map(perMiB);
-  const spread = Math.max(...perMb) / Math.min(...perMb);
+  // A size that took no more CPU time than the start-up (a scaled-down run's noise) gives no ratio either.
+  const spread = perMb.every((x) => x > 0) ? Math.max(...perMb) / Math.min(...perMb) : undefined;
   const steps = maps.map(added).filter((x) => x !== undefined);
   // A step that took no more CPU time (a scaled-down run's noise) gives no ratio.
   const stepSpread = steps.every((x) => x > 0) ? Math.max(...steps) / Math.min(...steps) : undefined;
@@ -185,7 +186,7 @@ export function renderInject({ rows, startup }, info) {
     [
       `one map: CPU s per MiB flat within ${TARGETS.flatWithin}× (max/min over ${maps.length} sizes)`,
       spread,
-      spread <= TARGETS.flatWithin,
+      spread !== undefined && spread <= TARGETS.flatWithin,
     ],
     [
       `one map: CPU s per added MiB flat within ${TARGETS.flatWithin}× (max/min over ${steps.length} steps)`,

@@ -1,10 +1,10 @@
 // The nodes inject builds itself (our containers, new fields) have no comments, styles, tags or anchors, so
 // their text depends only on their value and where they stand. In a cluster dump the init container is the
-// same in every pod and the companion differs only in its probe table, yet yaml prints every scalar of them
-// again each time, testing each against every tag's pattern: most of inject's time went there. A built map or
-// list is printed once per value and indentation, and its text reused; built from plain JSON data, its items
-// are made only when something reads them, so a text printed before costs no nodes (BENCHMARKS.md, "Inject:
-// time and peak memory by input size").
+// same in every pod and the companion differs only in its probe table, yet yaml printed every scalar of them
+// again each time, testing each against every tag's pattern: two fifths of inject's time went there. A built
+// map or list is printed once per value and indentation, and its text reused; built from plain JSON data, its
+// items are made only when something reads them, so a text printed before costs no nodes (BENCHMARKS.md,
+// "Inject: time and peak memory by input size").
 
 import { Document, isScalar, type Node, Pair, Scalar, type Schema, YAMLMap, YAMLSeq } from 'yaml';
 
