@@ -109,12 +109,27 @@ function lazyNode(schema: Schema | undefined, value: unknown, json?: string): No
   return node;
 }
 
+/** yaml's own core schema, as createNode and the printer use it untouched. */
+const CORE_TAGS = new Document().schema.tags;
+
+/**
+ * The schema is yaml's core one with no tags of its own (one could claim a value that createNode would tag, or
+ * make a string print quoted to stay one) and no sorting of map entries (createNode's order would differ).
+ */
+function isPlainCore(schema: Schema): boolean {
+  const { tags } = schema;
+  if (schema.name !== 'core' || schema.sortMapEntries) return false;
+  return tags.length === CORE_TAGS.length && tags.every((tag, i) => tag === CORE_TAGS[i]);
+}
+
 /**
  * The nodes yaml's createNode makes for `value` (no tag, no anchor, undefined entries left out) where it is plain
  * data (strings, numbers, booleans, null, plain objects and arrays) holding no object twice, without createNode's
- * search of the schema's tags for every node; undefined for anything else (createNode's to build).
+ * search of the schema's tags for every node; undefined for anything else, or in any other schema (createNode's to
+ * build).
  */
 export function buildNode(schema: Schema, value: unknown): Node | undefined {
+  if (!isPlainCore(schema)) return undefined;
   if (isJsonData(value, new Set())) return lazyNode(schema, value, JSON.stringify(value));
   const seen = new Set<object>();
   const build = (item: unknown): Node | undefined => {
@@ -198,9 +213,6 @@ function printOnce(node: BuiltMap | BuiltSeq, ctx: Context | undefined, print: (
   return text;
 }
 
-/** yaml's own core schema: a schema with tags of its own may print a string otherwise (quoted, to stay one). */
-const CORE_TAGS = new Document().schema.tags;
-
 /**
  * Undefined where a node's text may depend on more than its value and indentation: a schema other than yaml's
  * core one, or folded lines (where a line breaks depends on what stands before the node on its first line).
@@ -208,8 +220,7 @@ const CORE_TAGS = new Document().schema.tags;
 function signature(ctx: Context): string | undefined {
   if (signatures.has(ctx.options)) return signatures.get(ctx.options);
   const options = ctx.options as Record<string, unknown>;
-  const { tags } = ctx.doc.schema;
-  const core = tags.length === CORE_TAGS.length && tags.every((tag, i) => tag === CORE_TAGS[i]);
+  const core = isPlainCore(ctx.doc.schema);
   const folded = typeof options.lineWidth === 'number' && options.lineWidth > 0;
   let known: string | undefined;
   if (core && !folded) {

@@ -214,9 +214,9 @@ function* readStream(source: string, prefix: string): Generator<StreamDocument> 
     }
     if ('duplicate' in read) {
       const key = JSON.stringify(String(read.duplicate.key.value));
-      fail(place(read.duplicate.offset), `duplicate key ${key} in one map`);
+      return fail(place(read.duplicate.offset), `duplicate key ${key} in one map`);
     }
-    const value = 'value' in read ? read.value : undefined;
+    const { value } = read;
     if (value !== null && value !== undefined) {
       if (typeof value !== 'object' || Array.isArray(value)) {
         fail(place(doc.contents?.range?.[0]), notAnObject(value));

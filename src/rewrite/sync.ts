@@ -75,11 +75,9 @@ function sameValue(doc: Document, node: unknown, value: unknown): boolean {
   return isDeepStrictEqual(plain(doc, node), value);
 }
 
-/** doc.createNode(value), built directly (buildNode) where the document's schema is the core one. */
+/** doc.createNode(value), built directly (buildNode) where it can be. */
 function newNode(doc: Document, value: unknown): Node {
-  const { schema } = doc;
-  if (schema.name !== 'core' || schema.sortMapEntries) return doc.createNode(value);
-  return buildNode(schema, value) ?? doc.createNode(value);
+  return buildNode(doc.schema, value) ?? doc.createNode(value);
 }
 
 /** Returns the node to put where `node` was: `node` itself, updated in place, or a new node. */

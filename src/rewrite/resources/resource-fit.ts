@@ -137,8 +137,8 @@ export function judgingRules(
   const judged = rules.limitRanges.length > 0 || rules.resourceQuotas.length > 0 || podLevel;
   if (!judged) return all.slice(0, 1).map((first) => ({ ...first, podLevel: false }));
   const seen = new Map<string, VersionRules>();
-  for (const rules of all) {
-    const kept = { ...rules, podLevel: podLevel && rules.podLevel };
+  for (const version of all) {
+    const kept = { ...version, podLevel: podLevel && version.podLevel };
     seen.set(JSON.stringify(kept), kept);
   }
   return [...seen.values()];
