@@ -1,7 +1,8 @@
 // Small real servers on loopback standing in for the app container.
 
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
+import { connect, createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
 
 export interface Running<S> {
   server: S;
@@ -40,9 +41,41 @@ export function tcpApp(onSocket: (socket: Socket) => void, host = '127.0.0.1'): 
   return start(createTcpServer(onSocket), host);
 }
 
-/** A port on which nothing listens: bound once to learn a free number, then closed. */
+/**
+ * A port on which nothing listens, and which stays so: one below the kernel's ephemeral range, found refusing. A
+ * port bound and closed again (as this once did) came from that range, so any test of the run listening on port 0
+ * could be handed it a moment later, and a probe meant to be refused was answered.
+ */
 export async function closedPort(host = '127.0.0.1'): Promise<number> {
-  const app = await tcpApp((s) => s.destroy(), host);
-  await app.close();
-  return app.port;
+  const lowest = ephemeralFloor();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * (lowest - 20000));
+    if (await refuses(host, port)) return port;
+  }
+  throw new Error(`closedPort: no refusing port found on ${host} in 20000-${lowest - 1}`);
+}
+
+/** The lowest port the kernel hands out for port 0 (Linux's default range starts at 32768). */
+function ephemeralFloor(): number {
+  try {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (low !== undefined && Number.isInteger(low) && low > 21000) return low;
+  } catch {
+    // Not Linux, or no procfs: Linux's default.
+  }
+  return 32768;
+}
+
+function refuses(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
 }
