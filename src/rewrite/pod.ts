@@ -17,6 +17,7 @@ import { isInjectedContainer, isInjectMade } from './our-containers.js';
 import { ownedContainer } from './owned-container.js';
 import { copyPlain } from './plain-copy.js';
 import { decideProbe, probeField } from './probe.js';
+import { RECORD_VERSION, recordAnnotations, tableDigest } from './record.js';
 import { checkResourceAnnotations } from './resources/defaults.js';
 import { fitResources } from './resources/resource-fit.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
@@ -136,9 +137,10 @@ export function rewritePodSpec(
   const outside = outsideAnyMesh(spec);
   if (outside !== undefined) {
     // Said only here, where the companion would have answered probes: other such pods are no news.
+    const { cause, reason } = outside;
     return {
-      ...unchanged([`${resource}: ${outside}`]),
-      placement: { companion: 'untouched', reason: outside, warn: true },
+      ...unchanged([`${resource}: ${reason}`]),
+      placement: { companion: 'untouched', cause, reason, warn: true },
     };
   }
 
@@ -168,7 +170,7 @@ export function rewritePodSpec(
     const reason = interception.reason;
     return {
       ...unchanged([`${resource}: ${reason}`]),
-      placement: { companion: 'untouched', reason, warn: true },
+      placement: { companion: 'untouched', cause: 'pod-security', reason, warn: true },
     };
   }
   // A native sidecar's startupProbe gates every container after it: with the companion among the app
@@ -195,7 +197,7 @@ export function rewritePodSpec(
     // As for Pod Security: the pod as it came, rather than one its namespace's rules refuse.
     return {
       ...unchanged([`${resource}: ${fit.reason}`]),
-      placement: { companion: 'untouched', reason: fit.reason, warn: true },
+      placement: { companion: 'untouched', cause: 'admission-rules', reason: fit.reason, warn: true },
     };
   }
   const shutdownGraceSeconds = graceSeconds(next, resource);
@@ -212,6 +214,16 @@ export function rewritePodSpec(
   const added = {
     ...defaultContainerAnnotations(result, annotations),
     ...(interception.bypass === 'mesh' ? interception.set : {}),
+    ...recordAnnotations(
+      {
+        version: RECORD_VERSION,
+        image: options.image,
+        placement: decided.companion,
+        bypass: interception.bypass === 'mesh' ? `mesh:${interception.mesh}` : 'init-container',
+        probes: tableDigest(JSON.stringify(table)),
+      },
+      annotations,
+    ),
   };
   const changed = !isDeepStrictEqual(spec, result) || Object.keys(added).length > 0;
   return { spec: result, annotations: added, table, warnings, changed, placement: decided };
@@ -222,13 +234,21 @@ export function rewritePodSpec(
  * namespace, so our init container's iptables rules would be the node's and the companion would bind 15901-15904
  * on the node; a Windows pod refuses our Linux containers (`capabilities` "cannot be set for a windows pod").
  */
-function outsideAnyMesh(spec: PodSpec): string | undefined {
+function outsideAnyMesh(spec: PodSpec): { cause: 'host-network' | 'windows'; reason: string } | undefined {
   if (spec.hostNetwork === true) {
-    return "left untouched: spec.hostNetwork is true: our init container's iptables rules and the companion's ports 15901-15904 would be the node's, so no mesh touches such pods";
+    return {
+      cause: 'host-network',
+      reason:
+        "left untouched: spec.hostNetwork is true: our init container's iptables rules and the companion's ports 15901-15904 would be the node's, so no mesh touches such pods",
+    };
   }
   const os = spec.os;
   if (typeof os === 'object' && os !== null && (os as { name?: unknown }).name === 'windows') {
-    return 'left untouched: spec.os.name is windows: the companion and its init container are Linux containers, so no mesh touches such pods';
+    return {
+      cause: 'windows',
+      reason:
+        'left untouched: spec.os.name is windows: the companion and its init container are Linux containers, so no mesh touches such pods',
+    };
   }
   return undefined;
 }
