@@ -12,6 +12,7 @@ import { anchors, links, slug } from '../helpers/markdown.js';
 /** The pages of docs/: a page added or removed changes this list, and the README's links with it. */
 const PAGES = [
   'admission-rules.md',
+  'analyze.md',
   'architecture.md',
   'check.md',
   'companion-failures.md',
