@@ -53,7 +53,7 @@ export function placementChecks(versions: string, knowledge: Knowledge): Check[]
   const ending = decide('Never');
   return [
     check('versions', kubelets.state === 'known' && cluster.state === 'known' ? 'ok' : 'warn', versions),
-    check('placement', 'ok', `placement ${settings.placement}: ${running.reason}`),
+    check('placement', 'ok', `pods that keep running: ${running.reason}`),
     ending.companion === 'untouched'
       ? check('placement', 'warn', `pods that must end (Jobs, CronJobs): ${ending.reason}`)
       : check('placement', 'ok', `pods that must end (Jobs, CronJobs): ${ending.reason}`),
