@@ -25,7 +25,7 @@ export function reportNeedsAction(checks: readonly Check[], groups: readonly Gro
   return checks.some((c) => c.status === 'fail') || groups.some((g) => g.needsAction);
 }
 
-function table(rows: readonly (readonly string[])[]): string[] {
+export function table(rows: readonly (readonly string[])[]): string[] {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length))) ?? [];
   return rows.map((row) =>
     row
