@@ -1,4 +1,4 @@
-// `analyze --pre`: the cluster before install, read as the webhook would read it once it runs (docs/analyze-pre.md).
+// `analyze --pre`: the cluster before install, read as the webhook would read it once it runs (docs/analyze.md#before-install-analyze---pre).
 // The versions and the placement that follows; the namespaces labelled for injection, each with its Pod Security
 // level, its LimitRanges and ResourceQuotas and what the fit makes of the companion there, and whether the API
 // server admits a pod with the companion (a dry run); the other mutating webhooks on pods and their order against

@@ -24,7 +24,7 @@ older one: a restart brings the new one), uncovered (created past the fail-open 
 it), untouched by design (with the reason), or failing (the companion restarts). Pods are grouped by workload,
 each group with the command that fixes it. docs/analyze.md says what each class and check means.
 
-With --pre, the checks before install instead (docs/analyze-pre.md): the API server's and the kubelets'
+With --pre, the checks before install instead (docs/analyze.md#before-install-analyze---pre): the API server's and the kubelets'
 versions and where the companion goes; the namespaces labelled for injection, with their Pod Security levels,
 their LimitRanges and ResourceQuotas and what the companion gets there, and whether the API server admits a
 pod with the companion (a server-side dry run, which ValidatingAdmissionPolicies judge); the other mutating

@@ -14,7 +14,7 @@ afterAll(() => {
   other.cleanup();
 });
 const validTo = new Date(new X509Certificate(served.cert).validTo);
-const before = (days: number) => new Date(validTo.getTime() - days * 86_400_000);
+const daysBeforeEnd = (days: number) => new Date(validTo.getTime() - days * 86_400_000);
 
 describe('certificateChecks', () => {
   it('signed by the caBundle, for the Service, far from its end: ok', () => {
@@ -22,7 +22,7 @@ describe('certificateChecks', () => {
       served.cert,
       `${other.cert}${served.cert}`,
       SERVICE,
-      before(30),
+      daysBeforeEnd(30),
       'Secret s/t',
     );
     expect(checks.map((c) => [c.name, c.status])).toEqual([
@@ -48,7 +48,7 @@ describe('certificateChecks', () => {
       detail: /is not for hook\.elsewhere\.svc, the name the API server dials/,
     },
   ])('$name: fail', ({ bundle, service, detail }) => {
-    const [check] = certificateChecks(served.cert, bundle, service, before(30), 'Secret s/t');
+    const [check] = certificateChecks(served.cert, bundle, service, daysBeforeEnd(30), 'Secret s/t');
     expect(check).toMatchObject({ name: 'ca-bundle', status: 'fail' });
     expect(check?.detail).toMatch(detail);
   });
@@ -57,13 +57,13 @@ describe('certificateChecks', () => {
     { days: 3, status: 'warn', detail: /expires on .*, in 3 days/ },
     { days: -1, status: 'fail', detail: /expired on/ },
   ])('$days days before its end: $status', ({ days, status, detail }) => {
-    const expiry = certificateChecks(served.cert, served.cert, SERVICE, before(days), 'Secret s/t')[1];
+    const expiry = certificateChecks(served.cert, served.cert, SERVICE, daysBeforeEnd(days), 'Secret s/t')[1];
     expect(expiry).toMatchObject({ name: 'certificate-expiry', status });
     expect(expiry?.detail).toMatch(detail);
   });
 
   it('no readable certificate in the Secret: fail, naming it', () => {
-    expect(certificateChecks('junk', served.cert, SERVICE, before(30), 'Secret s/t')).toEqual([
+    expect(certificateChecks('junk', served.cert, SERVICE, daysBeforeEnd(30), 'Secret s/t')).toEqual([
       {
         section: 'install',
         name: 'ca-bundle',
