@@ -23,9 +23,20 @@ import {
 import { apiserverOrShared, startEnvtest } from './envtest.mjs';
 import { registryNode, versionOf } from './node-builds.mjs';
 import { formatSummary, ratioSummary, summary } from './stats.mjs';
-import { created, fill, pool } from './webhook-cluster.mjs';
+import { created, fill, pool, webhookPod } from './webhook-cluster.mjs';
 
 const say = (text) => process.stderr.write(`${text}\n`);
+const CRONJOB = new URL('../deploy/analyze/cronjob.yaml', import.meta.url);
+
+/** The CronJob container's limits.memory in deploy/analyze/cronjob.yaml, in bytes. */
+function cronJobMemoryLimit() {
+  const [cronJob] = parseAllDocuments(readFileSync(CRONJOB, 'utf8')).map((d) => d.toJS());
+  const limit = cronJob.spec.jobTemplate.spec.template.spec.containers[0].resources.limits.memory;
+  const match = /^(\d+)Mi$/.exec(String(limit));
+  if (match === null)
+    throw new Error(`deploy/analyze/cronjob.yaml: limits.memory is not like 256Mi: ${limit}`);
+  return Number(match[1]) * 2 ** 20;
+}
 const TIME = '/usr/bin/time';
 const TARGET = { seconds: 30, peakRssMiB: 150 };
 const HASHES = { api: '5d8f7c9b4', web: '6c4b9d7f8', legacy: '7f85b6c9d' };
@@ -211,6 +222,10 @@ export async function runAnalyzeBench(plan, cli = 'dist/cli.mjs') {
     say(
       `analyze bench: ${pods} pods in ${plan.namespaces} namespaces, ${plan.nodes} nodes, filled in ${fillSeconds.toFixed(0)} s`,
     );
+    // Each Node as a bare process (V8 sized from the machine) and in the CronJob's pod: a memory cgroup of its
+    // limit, where Node sizes V8 from the limit as in the pod (webhook-cluster.mjs's webhookPod).
+    const pod = webhookPod(cronJobMemoryLimit());
+    const analyze = [cli, 'analyze', '--kubeconfig', kubeconfig, '-A', '-o', 'json', '--no-dry-run'];
     const runs = {
       baseline: () =>
         measure(dir, [
@@ -225,20 +240,18 @@ export async function runAnalyzeBench(plan, cli = 'dist/cli.mjs') {
           '--chunk-size=500',
         ]),
       ...Object.fromEntries(
-        nodes.map((node) => [
-          node.version,
-          () =>
-            measure(dir, [
-              node.path,
-              cli,
-              'analyze',
-              '--kubeconfig',
-              kubeconfig,
-              '-A',
-              '-o',
-              'json',
-              '--no-dry-run',
-            ]),
+        nodes.flatMap((node) => [
+          [node.version, () => measure(dir, [node.path, ...analyze])],
+          [
+            `${node.version} in ${pod.method}`,
+            () =>
+              measure(
+                dir,
+                pod.wrap === undefined
+                  ? [node.path, ...pod.flags, ...analyze]
+                  : pod.wrap([node.path, ...analyze]),
+              ),
+          ],
         ]),
       ),
     };
@@ -269,8 +282,10 @@ export async function runAnalyzeBench(plan, cli = 'dist/cli.mjs') {
         );
       }
     }
+    pod.remove();
     return {
       pods,
+      pod: pod.method,
       namespaces: plan.namespaces,
       nodes: plan.nodes,
       rounds: plan.rounds,
