@@ -111,23 +111,28 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
   };
   if (namespace === undefined) {
     const listed = await eachItem(client, '/api/v1/namespaces', keepNamespace);
+    // Without the namespaces there is no data plane either: like the pods (below), that needs action.
     if (!listed.ok) {
-      checks.push(
-        cannot(
+      checks.push({
+        ...cannot(
           'namespaces',
           'which namespaces are labelled',
           listed.status,
           listed.message,
           'list namespaces',
         ),
-      );
+        status: 'fail',
+      });
       return empty(checks);
     }
   } else {
     const reply = await client.get(`/api/v1/namespaces/${namespace}`);
     if (!reply.ok) {
       const right = `get namespaces/${namespace}`;
-      checks.push(cannot('namespaces', `namespace ${namespace}`, reply.status, reply.message, right));
+      checks.push({
+        ...cannot('namespaces', `namespace ${namespace}`, reply.status, reply.message, right),
+        status: 'fail',
+      });
       return empty(checks);
     }
     keepNamespace(reply.body);

@@ -6,12 +6,21 @@
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { briefMessage, HealthcheckError, UsageError } from '../errors.js';
+import { splitList } from './list-items.js';
 
 export type Json = Record<string, unknown>;
 
 /** What the API server answered: the object, or its refusal (a Status) with the HTTP status. */
 export type ApiReply =
   | { ok: true; body: Json; warnings: string[] }
+  | { ok: false; status: number; reason: string; message: string };
+
+/**
+ * One page of a list: its items, each parsed only when the iteration reaches it (list-items.ts), and the token of
+ * the next page; or the refusal. An item that is no JSON throws a SyntaxError from the iteration.
+ */
+export type ListReply =
+  | { ok: true; items: () => Iterable<Json>; continue: string | undefined }
   | { ok: false; status: number; reason: string; message: string };
 
 export interface ClusterClient {
@@ -22,6 +31,8 @@ export interface ClusterClient {
   /** The context's namespace, else `default`: kubectl's namespace without -n. */
   namespace: string;
   get(path: string): Promise<ApiReply>;
+  /** A GET of a collection (with its query), one page. */
+  list(path: string): Promise<ListReply>;
   post(path: string, body: Json): Promise<ApiReply>;
 }
 
@@ -84,7 +95,7 @@ export function connect(options: ConnectOptions): ClusterClient {
   }
   const context = config.getCurrentContext() || 'in-cluster';
   const namespace = config.getContextObject(context)?.namespace ?? 'default';
-  const send = async (method: string, path: string, body?: Json): Promise<ApiReply> => {
+  const send = async (method: string, path: string, body?: Json): Promise<Answer> => {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const request: RequestOptions = { method, headers };
@@ -103,18 +114,22 @@ export function connect(options: ConnectOptions): ClusterClient {
     server: base.origin,
     context,
     namespace,
-    get: (path) => send('GET', path),
-    post: (path, body) => send('POST', path, body),
+    get: async (path) => replyOf(...(await send('GET', path))),
+    list: async (path) => listReplyOf(...(await send('GET', path))),
+    post: async (path, body) => replyOf(...(await send('POST', path, body))),
   };
 }
 
-/** One request and its whole answer, within `timeoutMs`; a refusal is a reply, no answer at all a ClusterError. */
+/** An answer as it came: the HTTP status, the body's bytes, the Warning header. */
+type Answer = [status: number, bytes: Buffer, warning: string | string[] | undefined];
+
+/** One request and its whole answer, within `timeoutMs`; a refusal is an answer, no answer at all a ClusterError. */
 function exchange(
   url: URL,
   options: RequestOptions,
   body: Json | undefined,
   timeoutMs: number,
-): Promise<ApiReply> {
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(url, options, (res) => {
       const chunks: Buffer[] = [];
@@ -126,7 +141,7 @@ function exchange(
       });
       res.on('end', () => {
         clearTimeout(timer);
-        resolve(replyOf(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), res.headers.warning));
+        resolve([res.statusCode ?? 0, Buffer.concat(chunks), res.headers.warning]);
       });
       res.on('error', fail);
     });
@@ -149,7 +164,12 @@ function exchange(
 }
 
 /** The object of a 2xx answer, or the Status the API server refused with. */
-export function replyOf(status: number, text: string, warning: string | string[] | undefined): ApiReply {
+export function replyOf(
+  status: number,
+  body: string | Buffer,
+  warning: string | string[] | undefined,
+): ApiReply {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -179,4 +199,43 @@ export function warningsOf(header: string | string[] | undefined): string[] {
   return [...text.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((m) =>
     (m[1] ?? '').replaceAll(/\\(.)/g, '$1'),
   );
+}
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A page of a list from a 2xx answer, item by item where its items can be found in the bytes, else parsed whole. */
+export function listReplyOf(status: number, bytes: Buffer, warning?: string | string[]): ListReply {
+  const split = status >= 200 && status < 300 ? splitList(bytes) : undefined;
+  let rest: unknown;
+  if (split !== undefined) {
+    const [from, to] = split.inside;
+    try {
+      rest = JSON.parse(`${bytes.toString('utf8', 0, from)}${bytes.toString('utf8', to)}`);
+    } catch {
+      rest = undefined;
+    }
+  }
+  if (split === undefined || !isObject(rest)) {
+    const reply = replyOf(status, bytes, warning);
+    if (!reply.ok) return reply;
+    const items = Array.isArray(reply.body.items) ? reply.body.items.filter(isObject) : [];
+    return { ok: true, items: () => items, continue: continueOf(reply.body) };
+  }
+  return {
+    ok: true,
+    items: function* () {
+      for (const [start, end] of split.items) {
+        const item: unknown = JSON.parse(bytes.toString('utf8', start, end));
+        if (isObject(item)) yield item;
+      }
+    },
+    continue: continueOf(rest),
+  };
+}
+
+/** metadata.continue of a list, when there is a next page. */
+function continueOf(list: Json): string | undefined {
+  const next = (list.metadata as { continue?: unknown } | undefined)?.continue;
+  return typeof next === 'string' && next !== '' ? next : undefined;
 }

@@ -1,7 +1,8 @@
 // A list read page by page (`limit` and `continue`, as kubectl and client-go's pager read it), each page handed on
-// and dropped before the next is asked for, so memory holds one page, whatever the cluster's size.
+// and dropped before the next is asked for, so memory holds one page, whatever the cluster's size; each item is
+// parsed only when it is handed on (list-items.ts), so a page's objects die young.
 
-import type { ApiReply, ClusterClient, Json } from './kube-client.js';
+import type { ClusterClient, Json, ListReply } from './kube-client.js';
 
 /** The API server's page size for lists: kubectl's default chunk size. */
 export const PAGE_SIZE = 500;
@@ -21,17 +22,18 @@ export async function eachItem(
     const url = new URL(path, 'https://list.invalid');
     url.searchParams.set('limit', String(limit));
     if (token !== undefined) url.searchParams.set('continue', token);
-    const reply: ApiReply = await client.get(`${url.pathname}${url.search}`);
+    const reply: ListReply = await client.list(`${url.pathname}${url.search}`);
     if (!reply.ok) return { ok: false, status: reply.status, message: reply.message };
-    const items = reply.body.items;
-    if (Array.isArray(items)) {
-      for (const item of items) {
-        if (typeof item === 'object' && item !== null) each(item as Json);
+    try {
+      for (const item of reply.items()) {
+        each(item);
+        count++;
       }
-      count += items.length;
+    } catch (err) {
+      if (!(err instanceof SyntaxError)) throw err;
+      return { ok: false, status: 200, message: `an item of ${url.pathname} is no JSON: ${err.message}` };
     }
-    const next = (reply.body.metadata as { continue?: unknown } | undefined)?.continue;
-    token = typeof next === 'string' && next !== '' ? next : undefined;
+    token = reply.continue;
   } while (token !== undefined);
   return { ok: true, count };
 }

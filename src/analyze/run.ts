@@ -3,7 +3,7 @@
 // then every pod it sees, in its class.
 
 import { RECORD_VERSION } from '../rewrite/record.js';
-import type { Check } from './checks.js';
+import { type Check, forbidden } from './checks.js';
 import { readDataPlane } from './data-plane.js';
 import { roundTrip } from './dry-run.js';
 import { readInstall } from './install.js';
@@ -56,10 +56,22 @@ export async function analyzeCluster(client: ClusterClient, options: AnalyzeOpti
   if (options.dryRun !== false) {
     const target =
       options.dryRun.namespace ?? (await firstSelected(client, install.namespaceSelector, options.namespace));
-    const trip = await roundTrip(client, target);
-    checks.push(trip.check);
-    if (trip.live !== undefined) {
-      current = { ...trip.live, source: 'the dry run: what the live webhook wrote' };
+    if (typeof target === 'object') {
+      // Not knowing where to go is not "no namespace is labelled": say which right or flag would tell.
+      checks.push(
+        forbidden(
+          'install',
+          'dry-run',
+          'the round trip',
+          'list namespaces, to find one labelled for injection (or --dry-run-namespace NS)',
+        ),
+      );
+    } else {
+      const trip = await roundTrip(client, target);
+      checks.push(trip.check);
+      if (trip.live !== undefined) {
+        current = { ...trip.live, source: 'the dry run: what the live webhook wrote' };
+      }
     }
   }
   const plane = await readDataPlane({
@@ -84,17 +96,20 @@ export async function analyzeCluster(client: ClusterClient, options: AnalyzeOpti
   };
 }
 
-/** The first namespace the webhook sees (within -n when given), for the round trip; undefined when none. */
+/**
+ * The first namespace the webhook sees (within -n when given), for the round trip; undefined when none; `refused`
+ * when namespaces may not be listed and no -n names one.
+ */
 async function firstSelected(
   client: ClusterClient,
   selector: LabelSelector | undefined,
   namespace: string | undefined,
-): Promise<string | undefined> {
+): Promise<string | undefined | { refused: true }> {
   const query = encodeURIComponent(selectorQuery(selector));
   const field =
     namespace === undefined ? '' : `&fieldSelector=${encodeURIComponent(`metadata.name=${namespace}`)}`;
   const reply = await client.get(`/api/v1/namespaces?labelSelector=${query}${field}&limit=1`);
-  if (!reply.ok) return namespace;
+  if (!reply.ok) return namespace ?? (reply.status === 403 ? { refused: true } : undefined);
   const [first] = Array.isArray(reply.body.items) ? reply.body.items : [];
   const name = (first as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
   return typeof name === 'string' ? name : undefined;

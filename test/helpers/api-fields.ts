@@ -41,6 +41,16 @@ export const REQUIRED: Readonly<Record<string, { namespaced: boolean; fields: re
   Service: { namespaced: true, fields: ['spec.ports', 'spec.ports[].port'] },
   Deployment: { namespaced: true, fields: ['spec.selector', 'spec.template', ...POD_TEMPLATE] },
   PodDisruptionBudget: { namespaced: true, fields: ['spec.selector'] },
+  CronJob: {
+    namespaced: true,
+    fields: [
+      'spec.schedule',
+      'spec.jobTemplate.spec.template.spec.containers',
+      'spec.jobTemplate.spec.template.spec.containers[].name',
+      'spec.jobTemplate.spec.template.spec.containers[].image',
+      'spec.jobTemplate.spec.template.spec.restartPolicy',
+    ],
+  },
   MutatingWebhookConfiguration: {
     namespaced: false,
     fields: [
