@@ -119,8 +119,10 @@ describe('docs/', () => {
     const walk = (dir: string): void => {
       for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
         const path = `${dir}/${entry.name}`;
-        if (entry.isDirectory()) walk(path);
-        else if (/\.(ts|mjs|sh|yaml)$/.test(entry.name)) {
+        // Git-ignored scratch (bench/.tmp holds builds with their node_modules) is no code of ours.
+        if (entry.isDirectory()) {
+          if (!entry.name.startsWith('.') && entry.name !== 'node_modules') walk(path);
+        } else if (/\.(ts|mjs|sh|yaml)$/.test(entry.name)) {
           for (const match of read(path).matchAll(/\bdocs\/([a-z0-9-]+\.md)/g)) named.add(match[1] ?? '');
         }
       }
