@@ -11,7 +11,7 @@ import { missingFields } from '../helpers/api-fields.js';
 import { ROOT } from '../helpers/cli.js';
 import { missingListedFiles } from '../helpers/kustomization-files.js';
 import { type Manifest, render, skipWithoutKubectl, tempOverlay } from '../helpers/kustomize.js';
-import { grants, ruleComments } from './rbac-grants.js';
+import { grants, ruleComments } from '../helpers/rbac-grants.js';
 
 const BASE = join(ROOT, 'deploy/analyze');
 const DRY_RUN = join(BASE, 'components/dry-run');

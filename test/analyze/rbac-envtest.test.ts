@@ -14,9 +14,9 @@ import { ENVTEST_NEEDS, type Envtest, type EnvtestUser, startEnvtest } from '../
 import type { KubeClient } from '../helpers/envtest-client.js';
 import { makeNamespace } from '../helpers/envtest-namespace.js';
 import { kubeconfigFor } from '../helpers/kubeconfig.js';
+import { grants } from '../helpers/rbac-grants.js';
 import { skipWithout } from '../helpers/system-tools.js';
 import { makeTestCert } from '../helpers/tls.js';
-import { grants } from './rbac-grants.js';
 
 type Json = Record<string, unknown>;
 // biome-ignore lint/suspicious/noExplicitAny: manifests, walked by the field names Kubernetes defines

@@ -1,8 +1,8 @@
 // RBAC roles as lines a test can list and compare (`group/resource[names] verb`), and the comment above each rule
-// of a manifest's text, for the deploy/analyze RBAC tests.
+// of a manifest's text, for the RBAC tests of deploy/webhook and deploy/analyze.
 
 import { expect } from 'vitest';
-import type { Manifest } from '../helpers/kustomize.js';
+import type { Manifest } from './kustomize.js';
 
 const RULE_KEYS = ['apiGroups', 'resources', 'resourceNames', 'verbs'];
 
