@@ -4,7 +4,6 @@
 // all bound to the service account its pods run as.
 
 import { describe, expect, it } from 'vitest';
-import type { Manifest } from '../helpers/kustomize.js';
 import { grants } from '../helpers/rbac-grants.js';
 import { CONTRACT, objects, one } from './deploy-manifests.js';
 
