@@ -1,0 +1,100 @@
+// What became of one admission, as a value from fixed sets for the metrics: injected, untouched and why, or an
+// error. Pure. The rewrite says why it left a pod alone in words (its warnings); the words are classified here,
+// in the webhook, and test/webhook/admission-outcome.test.ts runs every reason through the real rewrite, so a
+// reworded reason fails there rather than counting as `other`.
+
+import type { CompanionDecision } from '../rewrite/types.js';
+
+export const ADMISSION_OUTCOMES = ['injected', 'untouched', 'error'] as const;
+export type AdmissionOutcomeName = (typeof ADMISSION_OUTCOMES)[number];
+
+/** Why a pod was admitted as it came (or, for a workload, with warnings only). */
+export const UNTOUCHED_REASONS = [
+  /** The pod template's annotation `osm-healthcheck/rewrite-probes: "false"`. */
+  'opted_out',
+  /** osm-edge or OSM injected it: their sidecar answers on 15901-15904. */
+  'mesh_pod',
+  /** spec.hostNetwork: the companion's ports and the init container's rules would be the node's. */
+  'host_network',
+  /** spec.os.name windows: our containers are Linux containers. */
+  'windows',
+  /** The namespace's Pod Security level refuses the init container. */
+  'pod_security',
+  /** A LimitRange, ResourceQuota or the pod's own resources leave no room for our containers. */
+  'admission_rule',
+  /** The namespace's Pod Security level or rules are not in the webhook's caches (yet). */
+  'namespace_not_known',
+  /** A pod that must end (Jobs) where native sidecars are not known or not there, or annotated skip. */
+  'run_to_completion',
+  /** No probe for the companion to answer. */
+  'no_probe',
+  /** Already what the rewrite makes of it: our own pod again (reinvocation), or inject's output. */
+  'already_injected',
+  /** A workload (Deployment, Job...): warnings only, its pods are patched as they are created. */
+  'workload',
+  /** Not a pod CREATE: another operation, a subresource, a kind the webhook does not know. */
+  'not_a_pod',
+  /** A reason none of the above names: a test fails for each one the rewrite gives. */
+  'other',
+] as const;
+export type UntouchedReason = (typeof UNTOUCHED_REASONS)[number];
+
+export const ERROR_REASONS = [
+  /** Not an AdmissionReview the webhook can read (400). */
+  'bad_request',
+  /** A pod (or annotation) the rewrite refuses, with the field in the warning. */
+  'invalid_pod',
+  /** A bug of ours. */
+  'internal',
+] as const;
+export type ErrorReason = (typeof ERROR_REASONS)[number];
+
+export type AdmissionOutcome =
+  | { outcome: 'injected'; reason: 'patched' }
+  | { outcome: 'untouched'; reason: UntouchedReason }
+  | { outcome: 'error'; reason: ErrorReason };
+
+/** Every (outcome, reason) pair, in order: the series made up front. */
+export const OUTCOME_PAIRS: readonly AdmissionOutcome[] = [
+  { outcome: 'injected', reason: 'patched' },
+  ...UNTOUCHED_REASONS.map((reason) => ({ outcome: 'untouched' as const, reason })),
+  ...ERROR_REASONS.map((reason) => ({ outcome: 'error' as const, reason })),
+];
+
+export const untouched = (reason: UntouchedReason): AdmissionOutcome => ({ outcome: 'untouched', reason });
+export const failedWith = (reason: ErrorReason): AdmissionOutcome => ({ outcome: 'error', reason });
+
+/** The words of each way the rewrite leaves a pod untouched (src/rewrite/), most specific first. */
+const UNTOUCHED_WORDS: ReadonlyArray<readonly [RegExp, UntouchedReason]> = [
+  [/injected this pod/, 'mesh_pod'],
+  [/spec\.hostNetwork is true/, 'host_network'],
+  [/spec\.os\.name is windows/, 'windows'],
+  [
+    /(LimitRanges and ResourceQuotas|Pod Security level) of namespace "[^"]*" (are|is) not known/,
+    'namespace_not_known',
+  ],
+  [/Pod Security .* refuses our init container/, 'pod_security'],
+  [/^restartPolicy \w+: /, 'run_to_completion'],
+  [/^left untouched: /, 'admission_rule'],
+];
+
+/** Why the rewrite left the companion out, from its decision; `other` for words it does not know. */
+export function untouchedReason(
+  decision: Extract<CompanionDecision, { companion: 'untouched' }>,
+): UntouchedReason {
+  return UNTOUCHED_WORDS.find(([words]) => words.test(decision.reason))?.[1] ?? 'other';
+}
+
+/**
+ * A pod CREATE the rewrite went through: injected where the patch adds our companion, else untouched and why.
+ * `patched`: the response carries a patch; `answered`: the rewrite's probe table has an entry.
+ */
+export function podOutcome(
+  placement: CompanionDecision | undefined,
+  patched: boolean,
+  answered: boolean,
+): AdmissionOutcome {
+  if (placement?.companion === 'untouched') return untouched(untouchedReason(placement));
+  if (patched) return { outcome: 'injected', reason: 'patched' };
+  return untouched(answered ? 'already_injected' : 'no_probe');
+}
