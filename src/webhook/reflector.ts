@@ -200,6 +200,8 @@ export function reflect<T>(options: ReflectorOptions<T>): Reflector<T> {
     while (!closed) {
       try {
         if (resourceVersion === undefined) await list();
+        // Closed while the list was under way: the watch would start with its signal already aborted, unseen.
+        if (closed) return;
         await watch();
       } catch (err) {
         if (closed) return;
