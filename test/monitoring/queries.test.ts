@@ -5,9 +5,11 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVersionStandin, type VersionStandin, versionBody } from '../helpers/api-server.js';
-import { startCli } from '../helpers/cli.js';
+import { ROOT, startCli } from '../helpers/cli.js';
 import { kubeEnv } from '../helpers/kube-standin.js';
 import { skipWithoutPrometheus } from '../helpers/prometheus.js';
 import {
@@ -19,6 +21,15 @@ import {
   metricNames,
 } from '../helpers/promql.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
+
+describe('docs/monitoring.md', () => {
+  it('names every outside series the rules and the dashboard use, with where it comes from', () => {
+    const page = readFileSync(join(ROOT, 'docs/monitoring.md'), 'utf8');
+    for (const name of Object.keys(EXTERNAL_METRICS)) {
+      expect(page, name).toContain(`\`${name.replace(/_bucket$/, '')}\``);
+    }
+  });
+});
 
 describe('metricNames', () => {
   it.each([
