@@ -1,9 +1,8 @@
 // What became of one admission, as a value from fixed sets for the metrics: injected, untouched and why, or an
-// error. Pure. The rewrite says why it left a pod alone in words (its warnings); the words are classified here,
-// in the webhook, and test/webhook/admission-outcome.test.ts runs every reason through the real rewrite, so a
-// reworded reason fails there rather than counting as `other`.
+// error. Pure: from the rewrite's decision (its cause for a pod left as it came) and what the webhook knew of the
+// namespace when it asked (a level or rules not known yet is the webhook's caches, not the namespace's rules).
 
-import type { CompanionDecision } from '../rewrite/types.js';
+import type { CompanionDecision, RewriteOptions, UntouchedCause } from '../rewrite/types.js';
 
 export const ADMISSION_OUTCOMES = ['injected', 'untouched', 'error'] as const;
 export type AdmissionOutcomeName = (typeof ADMISSION_OUTCOMES)[number];
@@ -34,8 +33,6 @@ export const UNTOUCHED_REASONS = [
   'workload',
   /** Not a pod CREATE: another operation, a subresource, a kind the webhook does not know. */
   'not_a_pod',
-  /** A reason none of the above names: a test fails for each one the rewrite gives. */
-  'other',
 ] as const;
 export type UntouchedReason = (typeof UNTOUCHED_REASONS)[number];
 
@@ -64,25 +61,29 @@ export const OUTCOME_PAIRS: readonly AdmissionOutcome[] = [
 export const untouched = (reason: UntouchedReason): AdmissionOutcome => ({ outcome: 'untouched', reason });
 export const failedWith = (reason: ErrorReason): AdmissionOutcome => ({ outcome: 'error', reason });
 
-/** The words of each way the rewrite leaves a pod untouched (src/rewrite/), most specific first. */
-const UNTOUCHED_WORDS: ReadonlyArray<readonly [RegExp, UntouchedReason]> = [
-  [/injected this pod/, 'mesh_pod'],
-  [/spec\.hostNetwork is true/, 'host_network'],
-  [/spec\.os\.name is windows/, 'windows'],
-  [
-    /(LimitRanges and ResourceQuotas|Pod Security level) of namespace "[^"]*" (are|is) not known/,
-    'namespace_not_known',
-  ],
-  [/Pod Security .* refuses our init container/, 'pod_security'],
-  [/^restartPolicy \w+: /, 'run_to_completion'],
-  [/^left untouched: /, 'admission_rule'],
-];
+const BY_CAUSE: Readonly<Record<UntouchedCause, UntouchedReason>> = {
+  'run-to-completion': 'run_to_completion',
+  'host-network': 'host_network',
+  windows: 'windows',
+  'pod-security': 'pod_security',
+  'admission-rules': 'admission_rule',
+  'osm-mesh': 'mesh_pod',
+};
 
-/** Why the rewrite left the companion out, from its decision; `other` for words it does not know. */
+/**
+ * Why the rewrite left the companion out. A Pod Security level or namespace rules refuse only where they are
+ * known; where the webhook's caches did not know them, the pod is left untouched for that, which is its reason.
+ */
 export function untouchedReason(
   decision: Extract<CompanionDecision, { companion: 'untouched' }>,
+  knew: Pick<RewriteOptions, 'podSecurity' | 'namespaceRules'>,
 ): UntouchedReason {
-  return UNTOUCHED_WORDS.find(([words]) => words.test(decision.reason))?.[1] ?? 'other';
+  if (decision.cause === 'pod-security' && knew.podSecurity?.state === 'unknown')
+    return 'namespace_not_known';
+  if (decision.cause === 'admission-rules' && knew.namespaceRules?.state === 'unknown') {
+    return 'namespace_not_known';
+  }
+  return BY_CAUSE[decision.cause];
 }
 
 /**
@@ -93,8 +94,9 @@ export function podOutcome(
   placement: CompanionDecision | undefined,
   patched: boolean,
   answered: boolean,
+  knew: Pick<RewriteOptions, 'podSecurity' | 'namespaceRules'>,
 ): AdmissionOutcome {
-  if (placement?.companion === 'untouched') return untouched(untouchedReason(placement));
+  if (placement?.companion === 'untouched') return untouched(untouchedReason(placement, knew));
   if (patched) return { outcome: 'injected', reason: 'patched' };
   return untouched(answered ? 'already_injected' : 'no_probe');
 }

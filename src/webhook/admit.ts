@@ -103,7 +103,7 @@ export function admit(request: AdmissionRequest, options: RewriteOptions): Admis
           : { companion: COMPANION_WORDS[result.placement.companion], placement: result.placement.reason }),
         ...(all.length > 0 ? { warnings: all } : {}),
       },
-      outcome: podOutcome(result.placement, ops.length > 0, answered(result.table).length > 0),
+      outcome: podOutcome(result.placement, ops.length > 0, answered(result.table).length > 0, options),
     };
   } catch (err) {
     return failed(uid, name, err);
