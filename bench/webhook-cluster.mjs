@@ -160,6 +160,7 @@ export async function measureWebhook(cluster, namespace, posts, pod, cli = CLI) 
     cli,
     'webhook',
     '--port=0',
+    '--metrics-port=0',
     '--host=127.0.0.1',
     `--tls-cert=${cluster.certFile}`,
     `--tls-key=${cluster.keyFile}`,

@@ -24,6 +24,7 @@ const PAGES = [
   'install.md',
   'meshes.md',
   'metrics.md',
+  'monitoring.md',
   'pod-security.md',
   'probe-table.md',
   'resources.md',

@@ -65,6 +65,14 @@ export const REQUIRED: Readonly<Record<string, { namespaced: boolean; fields: re
   },
   Certificate: { namespaced: true, fields: ['spec.secretName', 'spec.issuerRef.name'] },
   Issuer: { namespaced: true, fields: ['spec'] },
+  // Prometheus Operator's CRDs (https://prometheus-operator.dev/docs/api-reference/api/), deploy/monitoring.
+  PodMonitor: { namespaced: true, fields: ['spec.selector'] },
+  ServiceMonitor: { namespaced: true, fields: ['spec.selector', 'spec.endpoints'] },
+  PrometheusRule: {
+    namespaced: true,
+    fields: ['spec.groups', 'spec.groups[].name', 'spec.groups[].rules[].expr'],
+  },
+  ConfigMap: { namespaced: true, fields: [] },
 };
 
 function isMissing(value: unknown): boolean {
