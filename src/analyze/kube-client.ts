@@ -5,7 +5,8 @@
 
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import { briefMessage, HealthcheckError, UsageError } from '../errors.js';
+import { briefMessage, HealthcheckError } from '../errors.js';
+import { usageError } from '../flags.js';
 import { splitList } from './list-items.js';
 
 export type Json = Record<string, unknown>;
@@ -61,15 +62,15 @@ function loadConfig(options: ConnectOptions): KubeConfig {
     else config.loadFromDefault();
   } catch (err) {
     const from = options.kubeconfig ?? process.env.KUBECONFIG ?? '~/.kube/config';
-    throw new UsageError(`cannot read the kubeconfig ${from}: ${briefMessage((err as Error).message, 200)}`, {
-      cause: err,
-    });
+    const problem = `cannot read the kubeconfig ${from}: ${briefMessage((err as Error).message, 200)}`;
+    throw usageError(problem, 'a kubeconfig file as kubectl reads it', { cause: err });
   }
   if (options.context !== undefined) {
     if (config.getContextObject(options.context) === null) {
       const known = config.getContexts().map((c) => c.name);
-      throw new UsageError(
-        `--context ${JSON.stringify(options.context)}: no such context in the kubeconfig (${known.length === 0 ? 'it has none' : known.join(', ')})`,
+      throw usageError(
+        `--context ${JSON.stringify(options.context)}: no such context in the kubeconfig`,
+        known.length === 0 ? 'it has none' : known.join(', '),
       );
     }
     config.setCurrentContext(options.context);
@@ -81,16 +82,18 @@ export function connect(options: ConnectOptions): ClusterClient {
   const config = loadConfig(options);
   const cluster = config.getCurrentCluster();
   if (cluster === null) {
-    throw new UsageError(
-      'no cluster to talk to: the kubeconfig has no current context (kubectl config use-context NAME, or --context)',
+    throw usageError(
+      'no cluster to talk to: the kubeconfig has no current context',
+      'kubectl config use-context NAME, or --context',
     );
   }
   let base: URL;
   try {
     base = new URL(cluster.server);
   } catch {
-    throw new UsageError(
-      `the kubeconfig's cluster "${cluster.name}" has server ${JSON.stringify(cluster.server)}, no URL`,
+    throw usageError(
+      `the kubeconfig's cluster "${cluster.name}" has server ${JSON.stringify(cluster.server)}`,
+      'an https:// URL',
     );
   }
   const context = config.getCurrentContext() || 'in-cluster';
