@@ -8,6 +8,7 @@ import { request } from 'node:http';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli } from '../helpers/cli.js';
+import { BUSY_MACHINE_SLACK_MS } from '../helpers/deadline.js';
 import { type Bundle, bundle } from './bundle.js';
 
 const EPHEMERAL = { OSM_HEALTHCHECK_PORTS: '0,0,0,0', OSM_HEALTHCHECK_HOST: '127.0.0.1' };
@@ -168,7 +169,8 @@ describe('stop order: the companion outlives the app it probes', () => {
     );
     // It outlived its own drain, and went soon after the app: one poll, a drain with nothing in flight, exit.
     expect(companionExit - term).toBeGreaterThan(APP_STOP_MS);
-    expect(companionExit - close).toBeLessThan(2_000);
+    // Under the 4 s a drain may take: with nothing in flight it ends at once (and nowhere near the 30 s grace).
+    expect(companionExit - close).toBeLessThan(4_000);
     expect(logLine(output, 'waiting for the app to stop before draining')).toMatchObject({
       signal: 'SIGTERM',
       target: '127.0.0.1',
@@ -190,7 +192,7 @@ describe('stop order: the companion outlives the app it probes', () => {
 
     expect(code, output).toBe(0);
     expect(at - term).toBeGreaterThanOrEqual(2_000);
-    expect(at - term).toBeLessThan(2_000 + 4_000 + 1_000);
+    expect(at - term).toBeLessThan(2_000 + 4_000 + BUSY_MACHINE_SLACK_MS);
     // Its listeners stay open for the whole grace, from SIGTERM on: a second of margin for a busy machine.
     for (const p of probes.filter((p) => p.at < term + 1_000 && p.path !== '/healthz')) {
       expect(p.outcome).toMatch(/^(200|503) readiness app: GET .* -> (200|503) in \d+ ms$/);
