@@ -2,7 +2,9 @@
 
 import { describe, expect, it } from 'vitest';
 import {
+  AskedPorts,
   appPorts,
+  MAX_ASKED_PORTS,
   decide,
   type PortState,
   parseShutdownGrace,
@@ -12,6 +14,26 @@ import {
 import { parseProbeTable } from '../../src/table/parse.js';
 import { closedPort, tcpApp } from '../helpers/apps.js';
 import { BUSY_MACHINE_SLACK_MS } from '../helpers/deadline.js';
+
+describe('AskedPorts: without a table, the ports /osm-healthcheck was asked about', () => {
+  it('keeps each once, ascending', () => {
+    const asked = new AskedPorts();
+    for (const port of [8080, 5432, 8080, 9000, 5432]) asked.add(port);
+    expect(asked.sorted()).toEqual([5432, 8080, 9000]);
+  });
+
+  it('keeps the first MAX_ASKED_PORTS and no more, whatever a client asks', () => {
+    const asked = new AskedPorts();
+    for (let port = 1; port <= 1000; port++) asked.add(port);
+    expect(asked.sorted()).toEqual(Array.from({ length: MAX_ASKED_PORTS }, (_, i) => i + 1));
+    asked.add(1);
+    expect(asked.sorted()).toHaveLength(MAX_ASKED_PORTS);
+  });
+
+  it('has none before any probe', () => {
+    expect(new AskedPorts().sorted()).toEqual([]);
+  });
+});
 
 describe('appPorts', () => {
   it.each([
