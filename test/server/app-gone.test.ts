@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import {
   AskedPorts,
   appPorts,
-  MAX_ASKED_PORTS,
   decide,
+  MAX_ASKED_PORTS,
   type PortState,
   parseShutdownGrace,
   portState,
