@@ -156,7 +156,7 @@ export function rewritePodSpec(
     injected: mesh,
   });
   if (interception.bypass === 'invalid') {
-    // inject checks this first, naming the annotation's own line (manifest.ts); the webhook never asks.
+    // inject checks this first, naming the annotation's own line (manifest/document.ts); the webhook never asks.
     const { annotation, problem } = interception;
     throw new AnnotationError(resource, annotation, problem);
   }

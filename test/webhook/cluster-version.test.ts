@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseKubeVersion } from '../../src/kube-version.js';
-import { injectManifests } from '../../src/rewrite/manifest.js';
+import { injectManifests } from '../../src/manifest/inject.js';
 import type { ClusterKnowledge, PlacementMode } from '../../src/rewrite/placement.js';
 import type { PodSpec } from '../../src/rewrite/types.js';
 import { WARNING_PREFIX } from '../../src/webhook/admit.js';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { injectManifests } from '../../src/rewrite/manifest.js';
+import { injectManifests } from '../../src/manifest/inject.js';
 import type { PodSecurityLevel } from '../../src/rewrite/pod-security.js';
 import type { AdmissionResponse } from '../../src/webhook/review.js';
 import { CACHES_ONLY, type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
