@@ -11,5 +11,9 @@ export default defineConfig({
     expect: { poll: { timeout: 10_000 } },
     // Network-namespace suites change iptables state: run files one at a time to keep them apart.
     fileParallelism: false,
+    // Every webhook a test starts (and its children: they inherit it) serves /metrics on an ephemeral port, not
+    // on the fixed default: several run at once, here and in other checkouts on the machine. A test that names a
+    // port, or another value of the variable, gives its own.
+    env: { OSM_HEALTHCHECK_METRICS_PORT: '0' },
   },
 });

@@ -3,7 +3,18 @@
 // with openssl, one system:masters token. `request` keeps its connections open: filling thousands of objects.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +36,29 @@ export function apiserverBinary(env) {
       `${APISERVER_ENV} must name an executable kube-apiserver (v1.36.3), got ${JSON.stringify(path ?? '')}`,
     );
   }
+}
+
+const SHARED = new URL('../../shared/envtest/', import.meta.url);
+
+/**
+ * The kube-apiserver `env` names, else v1.36.3 from ../shared/envtest beside the checkout (its README), unpacked
+ * once into bench/.tmp and checked against the SHA256SUMS there before it is used.
+ */
+export function apiserverOrShared(env) {
+  if (env[APISERVER_ENV] !== undefined) return apiserverBinary(env);
+  const target = new URL('.tmp/kube-apiserver-v1.36.3', import.meta.url).pathname;
+  if (existsSync(target)) return target;
+  const gz = new URL('kube-apiserver-v1.36.3-linux-amd64.gz', SHARED).pathname;
+  if (!existsSync(gz))
+    throw new Error(`no kube-apiserver: set ${APISERVER_ENV}, or keep ${gz} (../shared/envtest/README.md)`);
+  const bytes = spawnSync('gunzip', ['-c', gz], { maxBuffer: 1 << 30 }).stdout;
+  const sum = createHash('sha256').update(bytes).digest('hex');
+  const wanted = readFileSync(new URL('SHA256SUMS', SHARED), 'utf8').split(/\s+/)[0];
+  if (sum !== wanted) throw new Error(`${gz}: unpacked sha256 ${sum}, SHA256SUMS says ${wanted}`);
+  mkdirSync(new URL('.tmp/', import.meta.url), { recursive: true });
+  writeFileSync(`${target}.part`, bytes, { mode: 0o755 });
+  renameSync(`${target}.part`, target);
+  return target;
 }
 
 /** A key and a self-signed certificate for 127.0.0.1, which is also its own CA. */

@@ -3,10 +3,12 @@
 // and writes them, with machine info, into BENCHMARKS.md. `--soak SECONDS` runs the soak instead (soak.mjs);
 // `--webhook` the webhook in a big cluster (webhook-cluster.mjs).
 // `--inject` inject's time and memory by input size (inject.mjs); `--recorder` what recording a probe run for
-// /metrics costs against the floor of any counting (recorder.mjs).
+// /metrics costs against the floor of any counting (recorder.mjs); `--analyze` analyze over 10,000 pods on a real
+// kube-apiserver (analyze.mjs).
 
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { analyzePlan, renderAnalyze, runAnalyzeBench } from './analyze.mjs';
 import { grpcProbe, httpProbe, load, tcpProbe } from './clients.mjs';
 import { CLI, contenders, launch, POD, probeCompanion, probeFloor } from './contenders.mjs';
 import { fleetOptions } from './fleet-options.mjs';
@@ -36,6 +38,7 @@ let fleetPlan;
 let webhookRun;
 let injectSizes;
 let recorderRun;
+let analyzeRun;
 try {
   const { values } = parseArgs({
     options: {
@@ -47,8 +50,10 @@ try {
       recorder: { type: 'boolean' },
       node: { type: 'string', multiple: true },
       webhook: { type: 'boolean' },
+      analyze: { type: 'boolean' },
     },
   });
+  if (values.analyze) analyzeRun = analyzePlan(process.env);
   if (values.soak !== undefined) soakPlan = soakOptions(values.soak, process.env);
   if (values.webhook) webhookRun = webhookPlan(process.env);
   const all = ['ratios', 'fleet', 'contention', 'inject', 'recorder'];
@@ -69,6 +74,17 @@ if (webhookRun !== undefined) {
   process.stdout.write(`${text}\n`);
   const kind = webhookRun.unlimited ? 'webhook-unlimited' : 'webhook';
   if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, kind);
+  else process.stderr.write(`BENCH_CLI=${process.env.BENCH_CLI}: BENCHMARKS.md left as it was\n`);
+  process.exit(0);
+}
+
+// analyze against a big cluster is a run of its own, unpinned: the API server and etcd share the machine with it.
+if (analyzeRun !== undefined) {
+  const cli = process.env.BENCH_CLI ?? 'dist/cli.mjs';
+  const info = machineInfo(cli);
+  const text = renderAnalyze(await runAnalyzeBench(analyzeRun, cli), info);
+  process.stdout.write(`${text}\n`);
+  if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, 'analyze');
   else process.stderr.write(`BENCH_CLI=${process.env.BENCH_CLI}: BENCHMARKS.md left as it was\n`);
   process.exit(0);
 }

@@ -92,7 +92,7 @@ export function deployedMemoryLimit(text = readFileSync(DEPLOYMENT, 'utf8')) {
 }
 
 /** `count` calls of `make(i)` for i in [from, to), at most FILL_CONCURRENCY at once; throws on any non-2xx. */
-async function pool(from, to, make) {
+export async function pool(from, to, make) {
   let next = from;
   const worker = async () => {
     while (next < to) await make(next++);
@@ -100,7 +100,7 @@ async function pool(from, to, make) {
   await Promise.all(Array.from({ length: FILL_CONCURRENCY }, worker));
 }
 
-async function created(cluster, path, object) {
+export async function created(cluster, path, object) {
   const answer = await cluster.request('POST', path, object);
   if (answer.status !== 201) throw new Error(`POST ${path}: ${answer.status} ${answer.text.slice(0, 200)}`);
   return JSON.parse(answer.text);
@@ -160,6 +160,7 @@ export async function measureWebhook(cluster, namespace, posts, pod, cli = CLI) 
     cli,
     'webhook',
     '--port=0',
+    '--metrics-port=0',
     '--host=127.0.0.1',
     `--tls-cert=${cluster.certFile}`,
     `--tls-key=${cluster.keyFile}`,

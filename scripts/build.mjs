@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { common, metricsBundle, serveBundle } from './bundle-options.mjs';
 
-const COMMANDS = ['serve', 'wait', 'inject', 'init', 'webhook', 'check'];
+const COMMANDS = ['serve', 'wait', 'inject', 'init', 'webhook', 'check', 'analyze'];
 
 // cli.ts imports each command dynamically: point those imports at the command files built below.
 const commandsExternal = {
@@ -36,6 +36,19 @@ const yamlWithoutDebugHooks = {
   },
 };
 
+// node-fetch (in @kubernetes/client-node, analyze's kubeconfig) requires `encoding` inside a try, for a charset
+// conversion analyze never asks for; it is no dependency of ours, so its absence is bundled as the throw it expects.
+const optionalEncoding = {
+  name: 'optional-encoding',
+  setup(b) {
+    b.onResolve({ filter: /^encoding$/ }, (args) => ({ path: args.path, namespace: 'optional-encoding' }));
+    b.onLoad({ filter: /.*/, namespace: 'optional-encoding' }, () => ({
+      contents: "throw new Error('encoding is not bundled');",
+      loader: 'js',
+    }));
+  },
+};
+
 const results = await Promise.all([
   build({ ...common, entryPoints: ['src/cli.ts'], plugins: [commandsExternal] }),
   // serve starts in every pod, and its metrics exposition loads on the first scrape: scripts/bundle-options.mjs.
@@ -44,7 +57,7 @@ const results = await Promise.all([
   build({
     ...common,
     entryPoints: COMMANDS.filter((name) => name !== 'serve').map((name) => `src/commands/${name}.ts`),
-    plugins: [yamlWithoutDebugHooks],
+    plugins: [yamlWithoutDebugHooks, optionalEncoding],
   }),
 ]);
 

@@ -292,19 +292,23 @@ EOF
 grep -q 'path: /osm-liveness-probe/app' <<<"$injected" || fail "inject did not rewrite the probe: $injected"
 echo "inject: liveness probe rewritten to /osm-liveness-probe/app"
 
-step "webhook: as uid 65532 with --tls-cert/--tls-key (a throwaway certificate), /healthz over HTTPS"
+step "webhook: as uid 65532 with --tls-cert/--tls-key (a throwaway certificate), /healthz over HTTPS, /metrics"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$files_host/tls.key" -out "$files_host/tls.crt" 2>/dev/null ||
   fail "openssl could not make a certificate"
 chmod 644 "$files_host/tls.key"
 log="$work/webhook.log"
-"${image_env[@]}" "${as_user[@]}" "${cli[@]}" webhook --port 0 --host 127.0.0.1 --tls-cert "$files/tls.crt" \
-  --tls-key "$files/tls.key" >"$log" 2>&1 &
+"${image_env[@]}" "${as_user[@]}" "${cli[@]}" webhook --port 0 --metrics-port 0 --host 127.0.0.1 \
+  --tls-cert "$files/tls.crt" --tls-key "$files/tls.key" >"$log" 2>&1 &
 webhook_pid=$!
 await_line "$log" "$webhook_pid" 'webhook serving'
 healthz=$(get "https://127.0.0.1:$(field "$log" 'webhook serving' line.port)/healthz" "$files_host/tls.crt")
 echo "webhook /healthz: $healthz"
 [ "$healthz" = "200 ok" ] || fail "the webhook's /healthz answered '$healthz'"
+# prom-client is imported on the first scrape: the bundle in the image must carry it.
+metrics=$(get "http://127.0.0.1:$(field "$log" 'webhook serving' line.metricsPort)/metrics" | grep -c '^osm_healthcheck_webhook_build_info{' || true)
+echo "webhook /metrics build_info: $metrics"
+[ "$metrics" = "1" ] || fail "the webhook's /metrics has no osm_healthcheck_webhook_build_info"
 stop "$webhook_pid" "$log"
 
 step "osm-edge's healthcheck container: /osm-healthcheck --verbosity info as uid 65532, tini PID 1, beside a sidecar on 15901-15903"

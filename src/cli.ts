@@ -55,6 +55,13 @@ const COMMANDS: readonly Entry[] = [
     // Exit 1 means "a probe failed", so a table check cannot read is told apart from it.
     exitCodes: { OSM_HC_TABLE: 2 },
   },
+  {
+    name: 'analyze',
+    summary: 'find the pods that slipped past the webhook or run an old companion, and check the install',
+    load: async () => (await import('./commands/analyze.js')).analyzeCommand,
+    // 1 means "something needs action"; a cluster it cannot reach is told apart from it.
+    exitCodes: { OSM_HC_CLUSTER: 3 },
+  },
 ];
 
 function help(): string {

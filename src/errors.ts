@@ -11,6 +11,8 @@ export const ERROR_CODES = {
   OSM_HC_KUBE: 'self-managed TLS: a Kubernetes API request failed or was refused, or its Secret is not ours',
   OSM_HC_CHECK: 'a probe run by check failed',
   OSM_HC_WAIT: 'the companion did not answer on /healthz within the wait timeout',
+  OSM_HC_CLUSTER: 'analyze could not reach the API server, or get credentials for it',
+  OSM_HC_ANALYZE: 'analyze found pods or checks that need action',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

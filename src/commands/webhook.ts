@@ -1,6 +1,7 @@
 // `osm-healthcheck webhook`: flags -> the mutating admission webhook (src/webhook), until SIGTERM or SIGINT.
 
 import { join } from 'node:path';
+import pkg from '../../package.json' with { type: 'json' };
 import { describeValue } from '../errors.js';
 import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
@@ -9,19 +10,20 @@ import { PLACEMENT_MODES } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
 import { MUTATE_PATH } from '../webhook/app.js';
 import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
-import { startWebhook } from '../webhook/server.js';
+import { DEFAULT_TIMEOUT_SECONDS, startWebhook } from '../webhook/server.js';
 import type { Command } from './command.js';
 import { cpuLimitOf, imageOf, placementOf } from './companion-flags.js';
 import { TLS_DEFAULTS, TLS_FLAGS, tlsChoice, tlsSource } from './webhook-tls.js';
 
 const DEFAULT_PORT = 9443;
+const DEFAULT_METRICS_PORT = 8080;
 const VERSION_TIMEOUT_MS = 5_000;
 
 const usage = `Usage: osm-healthcheck webhook [--tls-cert FILE --tls-key FILE] [flags]
 
 Serves a mutating admission webhook on HTTPS: POST ${MUTATE_PATH} takes an admission.k8s.io/v1 AdmissionReview
 for a Pod and answers with the JSON patch that makes of it exactly what \`inject\` would. /healthz and /readyz
-for kubelet. Pods that must end (restartPolicy Never/OnFailure: Jobs) get the companion as a native sidecar
+for kubelet; Prometheus metrics at GET /metrics in plain HTTP on --metrics-port. Pods that must end (restartPolicy Never/OnFailure: Jobs) get the companion as a native sidecar
 where the API server's and the kubelets' versions have them, else none; workloads (Jobs, Deployments...) get only warnings, which
 kubectl prints.
 
@@ -43,7 +45,12 @@ Flags (each also read from the environment variable shown; flags win):
   --tls-resync SECONDS read the Secret and the caBundle this often (OSM_HEALTHCHECK_TLS_RESYNC_SECONDS;
                        default ${TLS_DEFAULTS.resyncSeconds})
   --port PORT          HTTPS port                  (OSM_HEALTHCHECK_WEBHOOK_PORT; default ${DEFAULT_PORT})
-  --host ADDRESS       bind address                (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
+  --host ADDRESS       bind address of both ports  (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
+  --metrics-port PORT  plain-HTTP port of GET /metrics (OSM_HEALTHCHECK_METRICS_PORT; default ${DEFAULT_METRICS_PORT})
+  --admission-timeout SECONDS
+                       the timeoutSeconds of its MutatingWebhookConfiguration, 1-30: the last bucket of
+                       the admission duration histogram (OSM_HEALTHCHECK_ADMISSION_TIMEOUT_SECONDS;
+                       default ${DEFAULT_TIMEOUT_SECONDS}, as deploy/webhook's)
   --image IMAGE        image of the companion and init container
                        (OSM_HEALTHCHECK_IMAGE; default ${DEFAULT_IMAGE})
   --placement MODE     where the companion goes in pods that keep running (${PLACEMENT_MODES.join('|')};
@@ -89,6 +96,14 @@ function parsePort(text: string, field: string): number {
   return port;
 }
 
+/** Whole seconds 1-30, the range the API server accepts for a webhook's timeoutSeconds. */
+function admissionTimeout(text: string, field: string): number {
+  const seconds = Number(text);
+  if (!/^\d+$/.test(text) || seconds < 1 || seconds > 30)
+    throw badFlagValue(field, text, 'whole seconds 1-30');
+  return seconds;
+}
+
 /** A boolean flag, else its environment variable (true/false/1/0), else false. */
 function flagOrEnvBoolean(flag: boolean | undefined, env: string): boolean {
   if (flag !== undefined) return flag;
@@ -132,6 +147,8 @@ async function run(argv: readonly string[]): Promise<void> {
     ...TLS_FLAGS,
     port: { type: 'string' },
     host: { type: 'string' },
+    'metrics-port': { type: 'string' },
+    'admission-timeout': { type: 'string' },
     image: { type: 'string' },
     placement: { type: 'string' },
     'native-sidecar': { type: 'boolean' },
@@ -150,6 +167,26 @@ async function run(argv: readonly string[]): Promise<void> {
     portText === undefined
       ? DEFAULT_PORT
       : parsePort(portText, sourceName(values.port, '--port', 'OSM_HEALTHCHECK_WEBHOOK_PORT'));
+  const metricsPortText = flagOrEnv(values['metrics-port'], 'OSM_HEALTHCHECK_METRICS_PORT');
+  const metricsPort =
+    metricsPortText === undefined
+      ? DEFAULT_METRICS_PORT
+      : parsePort(
+          metricsPortText,
+          sourceName(values['metrics-port'], '--metrics-port', 'OSM_HEALTHCHECK_METRICS_PORT'),
+        );
+  const timeoutText = flagOrEnv(values['admission-timeout'], 'OSM_HEALTHCHECK_ADMISSION_TIMEOUT_SECONDS');
+  const timeoutSeconds =
+    timeoutText === undefined
+      ? DEFAULT_TIMEOUT_SECONDS
+      : admissionTimeout(
+          timeoutText,
+          sourceName(
+            values['admission-timeout'],
+            '--admission-timeout',
+            'OSM_HEALTHCHECK_ADMISSION_TIMEOUT_SECONDS',
+          ),
+        );
   const image = flagOrEnv(values.image, 'OSM_HEALTHCHECK_IMAGE') ?? DEFAULT_IMAGE;
   imageOf(image, sourceName(values.image, '--image', 'OSM_HEALTHCHECK_IMAGE'));
   const placement = placementOf(
@@ -215,6 +252,7 @@ async function run(argv: readonly string[]): Promise<void> {
     podSecurity: { defaultLevel },
     ...(api === undefined ? {} : { kube: { api } }),
     ...(companionCpuLimit === undefined ? {} : { companionCpuLimit }),
+    metrics: { port: metricsPort, timeoutSeconds, version: pkg.version },
     log,
   });
   // Kubernetes stops sending admissions once the endpoint is gone (the Deployment's preStop sleep covers the

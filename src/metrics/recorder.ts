@@ -9,6 +9,7 @@ import { LISTENER_ROLES, type ListenerRole, type ProbeKind } from '../scheme.js'
 import { entries } from '../table/parse.js';
 import type { ProbeEntry, ProbeHandler, ProbeTable } from '../table/types.js';
 import { durationBuckets, longestTimeoutSeconds } from './buckets.js';
+import type { HistogramSample } from './histogram.js';
 
 /** A header-driven probe on /osm-healthcheck: `Original-Tcp-Port` runs a TCP connect, `Original-Http-Port` a GET. */
 export type HeaderProbe = 'tcpSocket' | 'httpGet';
@@ -41,15 +42,8 @@ export interface Sample<L> {
   readonly value: number;
 }
 
-/** One histogram series as Prometheus counts it: cumulative, one count per bound, then +Inf. */
-export interface DurationSample {
-  readonly labels: ProbeLabels;
-  /** Probes that took at most `bounds[i]` seconds. */
-  readonly cumulative: readonly number[];
-  /** Every probe, the +Inf bucket. */
-  readonly count: number;
-  readonly sumSeconds: number;
-}
+/** One probe series' durations: probes that took at most `bounds[i]` seconds, and all of them. */
+export type DurationSample = HistogramSample<ProbeLabels>;
 
 /** Counts per verdict, as fields: an increment allocates nothing. */
 class Verdicts {

@@ -4,16 +4,12 @@
 // so neither prom-client nor this module is parsed at start-up (scripts/build.mjs). It imports only types from
 // recorder.ts, so that file carries nothing of serve's but prom-client and this.
 
-import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
-import type { DurationSample, Recorder, Sample } from './recorder.js';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { exactHistogram } from './histogram.js';
+import { processMetrics } from './process-metrics.js';
+import type { Recorder, Sample } from './recorder.js';
 
 export const METRIC_PREFIX = 'osm_healthcheck_';
-
-const LINT_FAILING_DEFAULTS = [
-  'nodejs_active_handles_total',
-  'nodejs_active_requests_total',
-  'nodejs_active_resources_total',
-];
 
 export interface Exposition {
   /** Prometheus' text exposition format 0.0.4. */
@@ -34,22 +30,7 @@ type Labels = Record<string, string | number>;
 export function createExposition(recorder: Recorder, options: ExpositionOptions): Exposition {
   const registry = new Registry();
   const registers = [registry];
-  // Standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes, ...), unprefixed, so the dashboards
-  // and alerts written for every other Node.js and Go process work on the companion too. They are tracked from
-  // here on: what happened before the first scrape (GC pauses, event-loop lag) is not in them.
-  const cpuBefore = process.cpuUsage();
-  collectDefaultMetrics({ register: registry });
-  // Except CPU, which the process has counted all along: prom-client's CPU counters start at 0 when made, so they
-  // are given what was spent before, and process_cpu_seconds_total stays the total since start it is elsewhere.
-  for (const [name, micros] of [
-    ['process_cpu_user_seconds_total', cpuBefore.user],
-    ['process_cpu_system_seconds_total', cpuBefore.system],
-    ['process_cpu_seconds_total', cpuBefore.user + cpuBefore.system],
-  ] as const) {
-    (registry.getSingleMetric(name) as Counter | undefined)?.inc(micros / 1e6);
-  }
-  // Gauges named like counters fail `promtool check metrics`; the per-type gauges beside them hold the same counts.
-  for (const name of LINT_FAILING_DEFAULTS) registry.removeSingleMetric(name);
+  processMetrics(registry);
 
   // Counters and gauges are prom-client's own, refilled from the recorder by their collect() before each scrape.
   const counter = (name: string, help: string, labelNames: string[], read: () => Sample<Labels>[]) =>
@@ -70,10 +51,11 @@ export function createExposition(recorder: Recorder, options: ExpositionOptions)
     () => recorder.probeRuns(),
   );
   registry.registerMetric(
-    durationHistogram(
+    exactHistogram(
       `${METRIC_PREFIX}probe_duration_seconds`,
       'Time a probe took, from the start of the connect to the verdict.',
-      recorder,
+      recorder.bounds,
+      () => recorder.durations(),
     ),
   );
   counter(
@@ -110,32 +92,4 @@ export function createExposition(recorder: Recorder, options: ExpositionOptions)
   }).set({ version: options.version, node_version: process.versions.node }, 1);
 
   return { contentType: registry.contentType, metrics: () => registry.metrics() };
-}
-
-/**
- * A histogram whose buckets, sum and count are the recorder's, exact. prom-client's Histogram can only observe()
- * values one by one, so this is a metric object of the shape its Registry reads (lib/registry.js: name, help,
- * type, and get() resolving to values with metricName and labels, as Histogram#get() gives), and prom-client
- * still writes the text.
- */
-function durationHistogram(name: string, help: string, recorder: Recorder): Metric {
-  const base = { name, help, type: 'histogram', aggregator: 'sum' } as const;
-  const series = (s: DurationSample) => [
-    ...s.cumulative.map((value, i) => ({
-      metricName: `${name}_bucket`,
-      labels: { ...s.labels, le: recorder.bounds[i] ?? Number.NaN },
-      value,
-    })),
-    { metricName: `${name}_bucket`, labels: { ...s.labels, le: '+Inf' }, value: s.count },
-    { metricName: `${name}_sum`, labels: s.labels, value: s.sumSeconds },
-    { metricName: `${name}_count`, labels: s.labels, value: s.count },
-  ];
-  const metric = {
-    ...base,
-    get: async () => ({ ...base, values: recorder.durations().flatMap(series) }),
-    // The recorder owns the values: Registry#resetMetrics() has nothing to clear here.
-    reset: () => {},
-  };
-  // prom-client's types admit only its own metric classes; its Registry uses no more of a metric than the above.
-  return metric as unknown as Metric;
 }

@@ -19,11 +19,19 @@ import { isInjectMade, type Located } from './our-containers.js';
 import { copyPlain } from './plain-copy.js';
 import { previousTable } from './previous-table.js';
 import { decideProbe, probeField } from './probe.js';
+import { RECORD_VERSION, recordAnnotations, tableDigest } from './record.js';
 import { checkResourceAnnotations } from './resources/defaults.js';
 import { fitResources, type ResourceFit } from './resources/resource-fit.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
 import { isEmptyTable, type TableRow, tableDocument } from './table.js';
-import type { CompanionDecision, PodSpec, Probe, RewriteOptions, RewriteResult } from './types.js';
+import type {
+  CompanionDecision,
+  PodSpec,
+  Probe,
+  RewriteOptions,
+  RewriteResult,
+  UntouchedCause,
+} from './types.js';
 import { withCompanion } from './with-companion.js';
 
 /**
@@ -72,20 +80,23 @@ export function rewritePodSpec(
   const probes = decideProbes(pod);
   if (isEmptyTable(probes.table)) return unchanged(spec, pod.warnings);
   const outside = cannotJoin(pod);
-  if (outside !== undefined) return untouched(pod, outside);
+  if (outside !== undefined) return untouched(pod, outside.cause, outside.reason);
   // 4. Placement: a native sidecar, first among the containers, or not at all.
   const placement = placeCompanion(pod);
   if (placement.companion === 'untouched') return placedNowhere(pod, placement);
   // 5. Interception: how kubelet's probes get past the mesh to 15901-15904.
   const interception = passTheMesh(pod);
-  if (interception.bypass === 'none') return untouched(pod, interception.reason);
+  if (interception.bypass === 'none') return untouched(pod, 'pod-security', interception.reason);
   const decided = nativeForProbedSidecars(pod, placement, probes.sidecarsProbed);
   // 6. Resources: our containers fit the namespace's rules, or the pod stays as it came.
   const fit = fitOurContainers(pod, decided, interception);
-  if (fit.fit === 'untouched') return untouched(pod, fit.reason);
+  if (fit.fit === 'untouched') return untouched(pod, 'admission-rules', fit.reason);
   // 7. The result: our containers added, the annotations to set.
   return buildResult(pod, probes, decided, interception, fit);
 }
+
+/** Where the companion goes, once it goes somewhere. */
+type Placed = Exclude<CompanionDecision, { companion: 'untouched' }>;
 
 /** What the steps share: the pod as it came (never changed), the copy they change, and the warnings so far. */
 interface Pod {
@@ -112,10 +123,10 @@ function unchanged(spec: PodSpec, warnings: string[]): RewriteResult {
 }
 
 /** The whole pod as it came, with the reason as its one warning: its probes go on as before, through the mesh. */
-function untouched(pod: Pod, reason: string): RewriteResult {
+function untouched(pod: Pod, cause: UntouchedCause, reason: string): RewriteResult {
   return {
     ...unchanged(pod.spec, [`${pod.resource}: ${reason}`]),
-    placement: { companion: 'untouched', reason, warn: true },
+    placement: { companion: 'untouched', cause, reason, warn: true },
   };
 }
 
@@ -229,7 +240,7 @@ function decideProbes(pod: Pod): ProbeDecisions {
  * Step 3, where our containers would join: a name or port of the app's that clashes with ours is an error; a pod
  * no mesh touches gets a reason to stay as it came.
  */
-function cannotJoin(pod: Pod): string | undefined {
+function cannotJoin(pod: Pod): ReturnType<typeof outsideAnyMesh> {
   checkOurNames(pod.containers, pod.mesh, pod.resource);
   // Said only here, where the companion would have answered probes: other such pods are no news.
   return outsideAnyMesh(pod.spec);
@@ -278,11 +289,7 @@ function passTheMesh(pod: Pod): Exclude<Interception, { bypass: 'invalid' }> {
  * Step 5, then: a native sidecar's startupProbe gates every container after it, so with the companion among the
  * app containers it would never start and the pod would hang: the companion has to be a native sidecar too.
  */
-function nativeForProbedSidecars(
-  pod: Pod,
-  placement: CompanionDecision,
-  sidecarsProbed: ReadonlySet<string>,
-): CompanionDecision {
+function nativeForProbedSidecars(pod: Pod, placement: Placed, sidecarsProbed: ReadonlySet<string>): Placed {
   if (placement.companion === 'native-sidecar' || sidecarsProbed.size === 0) return placement;
   const reason = `native sidecar ${[...sidecarsProbed].map((name) => `"${name}"`).join(', ')} has probes answered by the companion, so the companion runs as a native sidecar too`;
   pod.warnings.push(`${pod.resource}: ${reason}`);
@@ -292,7 +299,7 @@ function nativeForProbedSidecars(
 /** Step 6: requests and limits for our containers within the namespace's rules (resources/). */
 function fitOurContainers(
   pod: Pod,
-  decided: CompanionDecision,
+  decided: Placed,
   interception: Interception,
 ): Exclude<ResourceFit, { fit: 'invalid' }> {
   const { spec, annotations, options, resource } = pod;
@@ -313,7 +320,7 @@ function fitOurContainers(
 function buildResult(
   pod: Pod,
   probes: ProbeDecisions,
-  decided: CompanionDecision,
+  decided: Placed,
   interception: Interception,
   fit: Extract<ResourceFit, { fit: 'declared' }>,
 ): RewriteResult {
@@ -333,6 +340,16 @@ function buildResult(
   const added = {
     ...defaultContainerAnnotations(result, annotations),
     ...(interception.bypass === 'mesh' ? interception.set : {}),
+    ...recordAnnotations(
+      {
+        version: RECORD_VERSION,
+        image: options.image,
+        placement: decided.companion,
+        bypass: interception.bypass === 'mesh' ? `mesh:${interception.mesh}` : 'init-container',
+        probes: tableDigest(JSON.stringify(probes.table)),
+      },
+      annotations,
+    ),
   };
   const changed = !isDeepStrictEqual(spec, result) || Object.keys(added).length > 0;
   return { spec: result, annotations: added, table: probes.table, warnings, changed, placement: decided };
@@ -343,13 +360,21 @@ function buildResult(
  * namespace, so our init container's iptables rules would be the node's and the companion would bind 15901-15904
  * on the node; a Windows pod refuses our Linux containers (`capabilities` "cannot be set for a windows pod").
  */
-function outsideAnyMesh(spec: PodSpec): string | undefined {
+function outsideAnyMesh(spec: PodSpec): { cause: 'host-network' | 'windows'; reason: string } | undefined {
   if (spec.hostNetwork === true) {
-    return "left untouched: spec.hostNetwork is true: our init container's iptables rules and the companion's ports 15901-15904 would be the node's, so no mesh touches such pods";
+    return {
+      cause: 'host-network',
+      reason:
+        "left untouched: spec.hostNetwork is true: our init container's iptables rules and the companion's ports 15901-15904 would be the node's, so no mesh touches such pods",
+    };
   }
   const os = spec.os;
   if (typeof os === 'object' && os !== null && (os as { name?: unknown }).name === 'windows') {
-    return 'left untouched: spec.os.name is windows: the companion and its init container are Linux containers, so no mesh touches such pods';
+    return {
+      cause: 'windows',
+      reason:
+        'left untouched: spec.os.name is windows: the companion and its init container are Linux containers, so no mesh touches such pods',
+    };
   }
   return undefined;
 }

@@ -73,11 +73,13 @@ export function decideCompanion(inputs: CompanionInputs): CompanionDecision {
         // would need the original probes back. The user has to hear that this pod cannot complete.
         {
           companion: 'untouched',
+          cause: 'run-to-completion',
           reason: `${pod}: never completes: its companion container (an earlier inject's) never exits; kept, as ${cause}`,
           warn: true,
         }
       : {
           companion: 'untouched',
+          cause: 'run-to-completion',
           reason: `${pod}: left untouched, as ${cause}${hint ? `: ${hint}` : ''}`,
           warn,
         };

@@ -66,11 +66,25 @@ export interface PodSpec {
   [field: string]: unknown;
 }
 
+/**
+ * Why a pod with probes for the companion is left as it came, one word each, for those who count or sort pods by
+ * it (analyze, the webhook's log): a pod that must end where no native sidecar is allowed, a pod no mesh touches
+ * (host network, Windows), a namespace's Pod Security level that refuses our init container, admission rules
+ * (LimitRanges, ResourceQuotas) that leave our containers no room, a pod osm-edge or OSM injected.
+ */
+export type UntouchedCause =
+  | 'run-to-completion'
+  | 'host-network'
+  | 'windows'
+  | 'pod-security'
+  | 'admission-rules'
+  | 'osm-mesh';
+
 /** Where the companion goes in one pod and why (rewrite/run-to-completion.ts decideCompanion). */
 export type CompanionDecision =
   | { companion: 'native-sidecar' | 'first'; reason: string }
   /** `warn`: the reason is a warning for the user (false only where the annotation asked for this). */
-  | { companion: 'untouched'; reason: string; warn: boolean };
+  | { companion: 'untouched'; cause: UntouchedCause; reason: string; warn: boolean };
 
 export interface RewriteOptions {
   /** Image of the companion and of the init container. */

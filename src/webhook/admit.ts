@@ -12,6 +12,13 @@ import type { PodSpec, RewriteOptions, RewriteResult } from '../rewrite/types.js
 import { type PodTemplateRef, podTemplates } from '../rewrite/workload.js';
 import { OPT_OUT_ANNOTATION, PROBE_KINDS } from '../scheme.js';
 import type { ProbeTableDocument } from '../table/types.js';
+import {
+  type AdmissionOutcome,
+  failedWith,
+  podOutcome,
+  type UntouchedReason,
+  untouched,
+} from './admission-outcome.js';
 import { jsonPatch } from './json-patch.js';
 import { type AdmissionRequest, type AdmissionResponse, isPod } from './review.js';
 import { admissionWarnings } from './warnings.js';
@@ -35,6 +42,8 @@ export interface Admission {
     /** Every warning, before the response's were shortened and counted to the API server's limits. */
     warnings?: string[];
   };
+  /** For the metrics: injected, untouched and why, or an error (admission-outcome.ts). */
+  outcome: AdmissionOutcome;
   /** The error behind `result: 'failed'`: a ManifestError for a pod we cannot read, else a bug of ours. */
   error?: unknown;
 }
@@ -47,14 +56,17 @@ const COMPANION_WORDS = {
 
 export function admit(request: AdmissionRequest, options: RewriteOptions): Admission {
   const { uid } = request;
-  const skipped = (changed: string, pod?: string): Admission => ({
+  const skipped = (changed: string, reason: UntouchedReason, pod?: string): Admission => ({
     response: { uid, allowed: true },
     summary: { ...(pod === undefined ? {} : { pod }), result: 'skipped', changed, patchOperations: 0 },
+    outcome: untouched(reason),
   });
   const { kind } = request;
-  if (request.subResource !== undefined) return skipped(`subresource ${request.subResource}`);
-  if (!isPod(kind)) return admitWorkload(request, options) ?? skipped(`not a Pod: ${describeKind(request)}`);
-  if (request.operation !== 'CREATE') return skipped(`operation ${request.operation}`);
+  if (request.subResource !== undefined) return skipped(`subresource ${request.subResource}`, 'not_a_pod');
+  if (!isPod(kind)) {
+    return admitWorkload(request, options) ?? skipped(`not a Pod: ${describeKind(request)}`, 'not_a_pod');
+  }
+  if (request.operation !== 'CREATE') return skipped(`operation ${request.operation}`, 'not_a_pod');
 
   const object = request.object as Record<string, unknown>;
   const name = podName(object);
@@ -62,7 +74,9 @@ export function admit(request: AdmissionRequest, options: RewriteOptions): Admis
     // The kind table inject uses, so the annotations and the resource name are read the same way.
     const template = podTemplates({ ...object, apiVersion: 'v1', kind: 'Pod' })[0];
     if (template === undefined) throw new Error('a Pod without a pod template');
-    if (isOptedOut(template.annotations)) return skipped(`opted out (${OPT_OUT_ANNOTATION}: "false")`, name);
+    if (isOptedOut(template.annotations)) {
+      return skipped(`opted out (${OPT_OUT_ANNOTATION}: "false")`, 'opted_out', name);
+    }
     const result = rewrite(object, template, options);
     const all = warningsOf(result, options);
     const ops = result.changed ? jsonPatch(object, patchedPod(object, result, template.resource)) : [];
@@ -89,6 +103,7 @@ export function admit(request: AdmissionRequest, options: RewriteOptions): Admis
           : { companion: COMPANION_WORDS[result.placement.companion], placement: result.placement.reason }),
         ...(all.length > 0 ? { warnings: all } : {}),
       },
+      outcome: podOutcome(result.placement, ops.length > 0, answered(result.table).length > 0, options),
     };
   } catch (err) {
     return failed(uid, name, err);
@@ -120,6 +135,7 @@ function admitWorkload(request: AdmissionRequest, options: RewriteOptions): Admi
         patchOperations: 0,
         ...(all.length > 0 ? { warnings: all } : {}),
       },
+      outcome: untouched('workload'),
     };
   } catch (err) {
     return failed(uid, name, err);
@@ -174,6 +190,7 @@ function failed(uid: string, name: string | undefined, err: unknown): Admission 
       changed: reason,
       patchOperations: 0,
     },
+    outcome: failedWith(err instanceof ManifestError ? 'invalid_pod' : 'internal'),
     error: err,
   };
 }

@@ -9,6 +9,7 @@ import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from '../rewri
 import type { PodSecurityKnowledge } from '../rewrite/pod-security.js';
 import type { NamespaceRulesKnowledge } from '../rewrite/resources/namespace-rules.js';
 import type { RewriteOptions } from '../rewrite/types.js';
+import { type AdmissionOutcome, failedWith } from './admission-outcome.js';
 import { admit } from './admit.js';
 import type { KeyPair } from './certificate.js';
 import { admissionReview, parseAdmissionReview } from './review.js';
@@ -34,6 +35,8 @@ export interface WebhookAppOptions {
   notReady: () => string | undefined;
   /** Stopping: every answer closes its connection, so the API server opens its next one to another replica. */
   draining: () => boolean;
+  /** Told of every request to /mutate answered: what became of it, and how long it took (metrics). */
+  admitted?: (outcome: AdmissionOutcome, seconds: number) => void;
 }
 
 export const MUTATE_PATH = '/mutate';
@@ -86,14 +89,20 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
   app.addHook('onRequest', async (request) => {
     started.set(request.raw, performance.now());
   });
-  const elapsed = (reply: FastifyReply): number =>
-    Math.round((performance.now() - (started.get(reply.request.raw) ?? performance.now())) * 10) / 10;
+  const elapsedMs = (reply: FastifyReply): number =>
+    performance.now() - (started.get(reply.request.raw) ?? performance.now());
+  const elapsed = (reply: FastifyReply): number => Math.round(elapsedMs(reply) * 10) / 10;
+  const count = (reply: FastifyReply, outcome: AdmissionOutcome): void => {
+    if (reply.request.url.split('?', 1)[0] === MUTATE_PATH)
+      options.admitted?.(outcome, elapsedMs(reply) / 1000);
+  };
 
   const text = (reply: FastifyReply, status: number, line: string): FastifyReply =>
     reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(`${line}\n`);
 
   const rejected = (reply: FastifyReply, status: number, reason: string): FastifyReply => {
     log.warn({ status, reason, durationMs: elapsed(reply) }, 'admission request rejected');
+    count(reply, failedWith('bad_request'));
     return text(reply, status, `bad request: ${reason}`);
   };
 
@@ -110,7 +119,8 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
       kubelets: options.kubelets(nodeName),
       ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),
     };
-    const { response, summary, error } = admit(parsed.request, rewrite);
+    const { response, summary, outcome, error } = admit(parsed.request, rewrite);
+    count(reply, outcome);
     // summary.warnings: all of them, where the response may carry fewer, shortened (src/webhook/warnings.ts).
     const fields = { uid, namespace, ...summary, operation, durationMs: elapsed(reply) };
     // One line per admission, whatever happened; the level says how much it matters.
@@ -131,6 +141,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) return rejected(reply, status, err.message);
     log.error({ err }, 'request failed');
+    count(reply, failedWith('internal'));
     return text(reply, 500, `internal error: ${err.message}`);
   });
   return app;

@@ -147,6 +147,9 @@ export async function kubeWatch(
 ): Promise<KubeAnswer> {
   const { ca, token } = await credentials(api);
   const url = new URL(path, api.url);
+  // Closed while the credentials were read: an abort listener added now would never fire, and the watch would
+  // keep the process alive until its idle timeout.
+  if (signal.aborted) throw new Error(`GET ${url.href}: closed`);
   return new Promise<KubeAnswer>((resolve, reject) => {
     const fail = (err: Error) => reject(new Error(`GET ${url.href}: ${err.message}`, { cause: err }));
     const req = request(

@@ -11,6 +11,12 @@ import { type KubeObject, parseObject, statusLine, watchOnce } from './watch-str
 
 export type { KubeObject } from './watch-stream.js';
 
+/**
+ * Signs of life of a collection, for the metrics: a complete list, an event (bookmarks too), and a watch the API
+ * server ended at its timeoutSeconds. Each says the cache was current then.
+ */
+export type CacheActivity = 'listed' | 'event' | 'watch-ended';
+
 /** What every cache built on reflectors is given: the API server, the log, and (tests) other timings. */
 export interface WatchOptions {
   api: KubeApi;
@@ -18,11 +24,13 @@ export interface WatchOptions {
   backoff?: Backoff;
   /** The watch's timeoutSeconds: the API server ends it then, and it is opened again at once. */
   watchSeconds?: number;
+  /** Told of each sign of life of a collection, by its plural (`limitranges`). */
+  activity?: (resource: string, what: CacheActivity) => void;
 }
 
 /** Only the WatchOptions of a cache's options, for its reflect() calls. */
-export function watchOptions({ api, log, backoff, watchSeconds }: WatchOptions): WatchOptions {
-  return { api, log, backoff, watchSeconds };
+export function watchOptions({ api, log, backoff, watchSeconds, activity }: WatchOptions): WatchOptions {
+  return { api, log, backoff, watchSeconds, activity };
 }
 
 export interface ReflectorOptions<T> extends WatchOptions {
@@ -133,6 +141,7 @@ export function reflect<T>(options: ReflectorOptions<T>): Reflector<T> {
     store = next;
     generation += 1;
     resourceVersion = version;
+    options.activity?.(resource, 'listed');
     log.info({ [resource]: count, resourceVersion: version }, `${resource} listed`);
   }
 
@@ -147,6 +156,7 @@ export function reflect<T>(options: ReflectorOptions<T>): Reflector<T> {
     // An event came through: the watch works, and the next failure starts the backoff afresh.
     expiries = 0;
     failures = 0;
+    options.activity?.(resource, 'event');
     if (type === 'BOOKMARK' || store === undefined) return;
     put(store, object, type === 'DELETED');
     generation += 1;
@@ -183,12 +193,15 @@ export function reflect<T>(options: ReflectorOptions<T>): Reflector<T> {
     }
     // It ran its course (the API server's timeoutSeconds): watch again from where it stopped.
     failures = 0;
+    options.activity?.(resource, 'watch-ended');
   }
 
   void (async () => {
     while (!closed) {
       try {
         if (resourceVersion === undefined) await list();
+        // Closed while the list was under way: the watch would start with its signal already aborted, unseen.
+        if (closed) return;
         await watch();
       } catch (err) {
         if (closed) return;

@@ -10,9 +10,12 @@ import { buildWebhookApp, type WebhookApp } from './app.js';
 import type { KeyPair } from './certificate.js';
 import { type Backoff, learnClusterVersion } from './cluster-version.js';
 import type { KubeApi } from './kube-api.js';
+import { WebhookRecorder } from './metrics/recorder.js';
+import { type MetricsServer, startMetricsServer } from './metrics/server.js';
 import { watchNamespacePolicies } from './namespace-policies.js';
 import { watchNamespaceRules } from './namespace-rules.js';
 import { watchNodeKubelets } from './node-kubelets.js';
+import type { CacheActivity } from './reflector.js';
 import type { TlsKeeper, TlsSource } from './tls-source.js';
 
 export interface WebhookOptions {
@@ -42,10 +45,17 @@ export interface WebhookOptions {
   log: Logger;
   /** On close, how long open connections get to carry a last admission (answered, then closed); default 5 s. */
   drainMs?: number;
+  /**
+   * /metrics in plain HTTP on `port` (--metrics-port), on the same host; `timeoutSeconds`: the API server's
+   * timeoutSeconds for the webhook (--admission-timeout), the duration histogram's last bucket. Absent: none.
+   */
+  metrics?: { port: number; timeoutSeconds: number; version: string };
 }
 
 export interface RunningWebhook {
   port: number;
+  /** The port of /metrics, when it is served. */
+  metricsPort?: number;
   /** The certificate being served now. */
   keyPair(): KeyPair;
   /**
@@ -58,6 +68,8 @@ export interface RunningWebhook {
 // The Deployment's preStop sleep (10 s) keeps a stopping replica serving while its endpoint leaves the Service;
 // this drain then covers the API server's pooled connections. Both fit its 30 s grace with the 10 s request limit.
 const DRAIN_MS = 5_000;
+/** The API server's timeoutSeconds for a webhook when its configuration gives none, and deploy/webhook's. */
+export const DEFAULT_TIMEOUT_SECONDS = 5;
 
 export async function startWebhook(options: WebhookOptions): Promise<RunningWebhook> {
   const { log } = options;
@@ -79,12 +91,15 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
         });
   const podSecurity = options.podSecurity ?? { defaultLevel: 'privileged' };
   const { kube } = options;
+  const recorder = new WebhookRecorder(options.metrics?.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS);
+  if (kube !== undefined) recorder.watchingCaches();
   const watching =
     kube === undefined
       ? undefined
       : {
           api: kube.api,
           log,
+          activity: (resource: string, what: CacheActivity) => recorder.cacheActivity(resource, what),
           ...(kube.backoff === undefined ? {} : { backoff: kube.backoff }),
           ...(kube.watchSeconds === undefined ? {} : { watchSeconds: kube.watchSeconds }),
         };
@@ -128,6 +143,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
           ? 'draining'
           : (keeper.notReady() ?? notListed()),
     draining: () => draining,
+    admitted: (outcome, seconds) => recorder.admission(outcome, seconds),
   });
   const connections = new Set<object>();
   let drained: (() => void) | undefined;
@@ -146,14 +162,43 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       cause: err,
     });
   });
+  let metricsServer: MetricsServer | undefined;
+  if (options.metrics !== undefined) {
+    const { port: metricsPort, version } = options.metrics;
+    metricsServer = await startMetricsServer({
+      port: metricsPort,
+      host: options.host,
+      recorder,
+      version,
+      log,
+    }).catch(async (err) => {
+      cluster?.close();
+      closeCaches();
+      await app.close();
+      throw new HealthcheckError(
+        'OSM_HC_LISTEN',
+        `cannot listen on metrics port ${metricsPort}: ${err.message}`,
+        {
+          cause: err,
+        },
+      );
+    });
+  }
   listening = true;
-  keeper = await options.tls.start((next) => {
-    app.server.setSecureContext({ cert: next.cert, key: next.key, minVersion: 'TLSv1.2' });
-    pair = next;
-  });
+  const served = (next: KeyPair) => recorder.serving(next.fingerprint, Date.parse(next.notAfter));
+  if (!options.tls.throwaway) served(pair);
+  keeper = await options.tls.start(
+    (next) => {
+      app.server.setSecureContext({ cert: next.cert, key: next.key, minVersion: 'TLSv1.2' });
+      pair = next;
+      served(next);
+    },
+    { ca: (notAfterMs) => recorder.ca(notAfterMs), caBundleRepaired: () => recorder.caBundleRepaired() },
+  );
   log.info(
     {
       port,
+      ...(metricsServer === undefined ? {} : { metricsPort: metricsServer.port }),
       ...options.tls.describe,
       image: options.image,
       placement,
@@ -166,6 +211,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   );
   return {
     port,
+    ...(metricsServer === undefined ? {} : { metricsPort: metricsServer.port }),
     keyPair: () => pair,
     async close() {
       draining = true;
@@ -179,6 +225,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
         });
       }
       await app.close();
+      // Last: a scrape during the drain still sees the admissions it answered.
+      await metricsServer?.close();
     },
   };
 }

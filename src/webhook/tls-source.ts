@@ -3,7 +3,10 @@
 
 import type { Logger } from '../log.js';
 import { type KeyPair, loadKeyPair, watchKeyPair } from './certificate.js';
-import { keyPairOf, type ReconcileOptions, startReconciler } from './tls/reconcile.js';
+import { keyPairOf, type ReconcileOptions, startReconciler, type TlsEvents } from './tls/reconcile.js';
+
+export type { TlsEvents } from './tls/reconcile.js';
+
 import { fresh } from './tls/rotation.js';
 
 export interface TlsKeeper {
@@ -15,8 +18,10 @@ export interface TlsKeeper {
 export interface TlsSource {
   /** The pair the listener starts with. */
   initial: KeyPair;
+  /** `initial` is a throwaway served only until the real one is loaded (self-managed). */
+  throwaway: boolean;
   /** Keeps the certificate current from now on; `swap` puts a new pair in service for new connections. */
-  start(swap: (pair: KeyPair) => void): Promise<TlsKeeper>;
+  start(swap: (pair: KeyPair) => void, events?: TlsEvents): Promise<TlsKeeper>;
   /** What the 'webhook serving' log line says about it. */
   describe: Record<string, unknown>;
 }
@@ -34,6 +39,7 @@ export async function fileTls(
   let current = initial;
   return {
     initial,
+    throwaway: false,
     describe: { tls: 'files', fingerprint: initial.fingerprint, notAfter: initial.notAfter },
     async start(swap) {
       const watcher = await watchKeyPair({
@@ -66,11 +72,12 @@ export function selfManagedTls(options: Omit<ReconcileOptions, 'serve'>): TlsSou
   const throwaway = fresh(options.policy, options.now()).serving;
   return {
     initial: keyPairOf(throwaway.cert, throwaway.key),
+    throwaway: true,
     describe: {
       tls: 'self-managed',
       secret: `${options.namespace}/${options.secretName}`,
       webhookConfiguration: options.webhookConfig,
     },
-    start: async (swap) => startReconciler({ ...options, serve: swap }),
+    start: async (swap, events) => startReconciler({ ...options, serve: swap, events }),
   };
 }

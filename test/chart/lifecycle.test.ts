@@ -96,6 +96,7 @@ describe.skipIf(skipWithoutHelm('chart lifecycle tests'))('the chart over a rele
       const c = container(objects);
       const args = [...(c.args as string[])];
       args[args.indexOf('--port') + 1] = '0';
+      args[args.indexOf('--metrics-port') + 1] = '0';
       const env: NodeJS.ProcessEnv = {
         OSM_HEALTHCHECK_TLS_CERT: '',
         OSM_HEALTHCHECK_TLS_KEY: '',

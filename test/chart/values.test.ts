@@ -178,6 +178,16 @@ describe.skipIf(skipWithoutHelm('chart schema tests'))('a bad value fails helm t
       error: '- companion.cpuLimit: Must be greater than 0',
     },
     {
+      name: 'a scrape interval that is no duration',
+      values: { monitoring: { serviceMonitor: { interval: 'often' } } },
+      error: '- monitoring.serviceMonitor.interval: Does not match pattern',
+    },
+    {
+      name: 'a misspelt monitoring key',
+      values: { monitoring: { dashboards: { enabled: true } } },
+      error: '- monitoring: Additional property dashboards is not allowed',
+    },
+    {
       name: 'a budget no drain can meet (the template says so)',
       values: { replicas: 2, podDisruptionBudget: { minAvailable: 2 } },
       error: 'podDisruptionBudget.minAvailable (2) must be less than replicas (2)',

@@ -127,6 +127,8 @@ const FLAG_VALUES: Record<string, Record<string, Bad | NoBad>> = {
     '--webhook-config': { args: [...SELF, '--namespace', 'ns', '--webhook-config', 'a/b'] },
     '--tls-resync': { args: [...SELF, '--namespace', 'ns', '--tls-resync', '0'] },
     '--port': { args: [...FILES, '--port', '99999'] },
+    '--metrics-port': { args: [...FILES, '--metrics-port', 'http'] },
+    '--admission-timeout': { args: [...FILES, '--admission-timeout', '31'] },
     '--host': { none: 'an address it cannot bind is OSM_HC_LISTEN' },
     '--image': { args: [...FILES, '--image', 'a b'] },
     '--placement': { args: [...FILES, '--placement', 'last'] },
@@ -161,6 +163,8 @@ const ENV_VALUES: readonly { command: string; env: Record<string, string>; args?
   { command: 'webhook', env: { OSM_HEALTHCHECK_TLS_CERT: 'c.pem' } },
   { command: 'webhook', env: { OSM_HEALTHCHECK_WEBHOOK_PORT: 'https' }, args: FILES },
   { command: 'webhook', env: { OSM_HEALTHCHECK_IMAGE: 'a b' }, args: FILES },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_METRICS_PORT: '-1' }, args: FILES },
+  { command: 'webhook', env: { OSM_HEALTHCHECK_ADMISSION_TIMEOUT_SECONDS: '0' }, args: FILES },
   { command: 'webhook', env: { OSM_HEALTHCHECK_PLACEMENT: 'native' }, args: FILES },
   { command: 'webhook', env: { OSM_HEALTHCHECK_NATIVE_SIDECAR: 'yes' }, args: FILES },
   { command: 'webhook', env: { OSM_HEALTHCHECK_POD_SECURITY_DEFAULT: 'Baseline' }, args: FILES },
@@ -349,7 +353,7 @@ describe('usage errors: every flag that takes a value, every variable, every com
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
     const [first, blank] = stderr.split('\n');
     expect(first).toBe(
-      'osm-healthcheck: unknown command "frobnicate" (serve, wait, inject, init, webhook, check) [OSM_HC_USAGE]',
+      'osm-healthcheck: unknown command "frobnicate" (serve, wait, inject, init, webhook, check, analyze) [OSM_HC_USAGE]',
     );
     expect(blank).toBe('');
     expect(stderr).toContain('Usage: osm-healthcheck <command> [flags]');

@@ -92,8 +92,8 @@ describe('missingFields', () => {
     },
     {
       name: 'a kind the table does not know',
-      object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'y' } },
-      missing: 'ConfigMap/x: no required-field table for kind ConfigMap',
+      object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x', namespace: 'y' } },
+      missing: 'Secret/x: no required-field table for kind Secret',
     },
   ])('$name', ({ object, missing }) => {
     expect(missingFields(object)).toEqual([missing]);

@@ -9,8 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/errors.js';
 import { closedPort, httpApp, tcpApp } from '../helpers/apps.js';
 import { type Exit, ROOT, runCli, startCli } from '../helpers/cli.js';
+import { ENVTEST_NEEDS, startEnvtest } from '../helpers/envtest.js';
+import { kubeconfigFor } from '../helpers/kubeconfig.js';
 import { stagedCli } from '../helpers/staged-cli.js';
-import { root, skipWithout, tool } from '../helpers/system-tools.js';
+import { type Need, root, skipWithout, tool } from '../helpers/system-tools.js';
 
 /** What one example yields: an exit (code and stderr), or a log line the still-running command wrote. */
 type Outcome = { exit: Exit } | { logged: Record<string, unknown> };
@@ -21,6 +23,8 @@ interface Case {
   example: string;
   /** The exit the page says, or undefined for a code that is only logged. */
   exit?: number;
+  /** What the case needs of the machine (envtest), else nothing. */
+  needs?: readonly Need[];
   run(): Promise<Outcome>;
 }
 
@@ -159,6 +163,40 @@ const CASES: Case[] = [
       return { exit: await runCli(['wait', '--timeout', '1', '--ports', `15901,15902,15903,${port}`]) };
     },
   },
+  {
+    code: 'OSM_HC_CLUSTER',
+    example: '`osm-healthcheck analyze` with a kubeconfig whose server drops every connection',
+    exit: 3,
+    run: async () => {
+      const api = await tcpApp((socket) => socket.destroy());
+      try {
+        const kubeconfig = join(DIR, 'kubeconfig-dropping');
+        writeFileSync(kubeconfig, kubeconfigFor(`https://127.0.0.1:${api.port}`, 'token'));
+        return { exit: await runCli(['analyze', '--kubeconfig', kubeconfig, '-A']) };
+      } finally {
+        await api.close();
+      }
+    },
+  },
+  {
+    code: 'OSM_HC_ANALYZE',
+    example: '`osm-healthcheck analyze -A` against an API server with no webhook installed',
+    exit: 1,
+    needs: ENVTEST_NEEDS,
+    run: async () => {
+      const env = await startEnvtest();
+      try {
+        const kubeconfig = join(DIR, 'kubeconfig-envtest');
+        writeFileSync(
+          kubeconfig,
+          kubeconfigFor(env.url, readFileSync(env.tokenFile('admin'), 'utf8'), env.caFile),
+        );
+        return { exit: await runCli(['analyze', '--kubeconfig', kubeconfig, '-A']) };
+      } finally {
+        await env.stop();
+      }
+    },
+  },
 ];
 
 /** docs/error-codes.md's rows: code -> the example cell. */
@@ -185,13 +223,14 @@ describe('docs/error-codes.md', () => {
 
   it.each(CASES)(
     '$code: $example',
-    async ({ code, exit, run }) => {
+    async ({ code, exit, run, needs }) => {
       if (
         code === 'OSM_HC_INIT' &&
         skipWithout('docs/error-codes.md OSM_HC_INIT (init as uid 65534)', INIT_NEEDS)
       ) {
         return;
       }
+      if (needs !== undefined && skipWithout(`docs/error-codes.md ${code}`, needs)) return;
       const outcome = await run();
       if (exit === undefined) {
         expect(outcome).toMatchObject({ logged: { level: 'warn', code } });

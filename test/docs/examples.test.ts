@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { RECORD_ANNOTATION } from '../../src/rewrite/record.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 
 type Json = Record<string, unknown>;
@@ -86,7 +87,7 @@ describe("docs/inject.md's Before and after", () => {
   });
 
   it.each([[['--kube-version', '1.33']], [['--placement', 'native-sidecar', '--kube-version', '1.29']]])(
-    '%j: the companion the second init container, restartPolicy Always, no hook; containers only web; no annotation',
+    '%j: the companion the second init container, restartPolicy Always, no hook; containers only web; no default-container annotation, only the record',
     async (args) => {
       const out = (await inject(deployment, args)) as {
         spec: { template: { metadata: Json; spec: { initContainers: Json[]; containers: Json[] } } };
@@ -96,7 +97,7 @@ describe("docs/inject.md's Before and after", () => {
       expect(spec.initContainers[1]?.restartPolicy).toBe('Always');
       expect(spec.initContainers[1]?.lifecycle).toBeUndefined();
       expect(spec.containers.map((c) => c.name)).toEqual(['web']);
-      expect(metadata.annotations).toBeUndefined();
+      expect(Object.keys(metadata.annotations as Json)).toEqual([RECORD_ANNOTATION]);
     },
   );
 });

@@ -12,6 +12,7 @@ import { anchors, links, slug } from '../helpers/markdown.js';
 /** The pages of docs/: a page added or removed changes this list, and the README's links with it. */
 const PAGES = [
   'admission-rules.md',
+  'analyze.md',
   'architecture.md',
   'check.md',
   'companion-failures.md',
@@ -23,6 +24,7 @@ const PAGES = [
   'install.md',
   'meshes.md',
   'metrics.md',
+  'monitoring.md',
   'pod-security.md',
   'probe-table.md',
   'resources.md',
@@ -118,8 +120,10 @@ describe('docs/', () => {
     const walk = (dir: string): void => {
       for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
         const path = `${dir}/${entry.name}`;
-        if (entry.isDirectory()) walk(path);
-        else if (/\.(ts|mjs|sh|yaml)$/.test(entry.name)) {
+        // Git-ignored scratch (bench/.tmp holds builds with their node_modules) is no code of ours.
+        if (entry.isDirectory()) {
+          if (!entry.name.startsWith('.') && entry.name !== 'node_modules') walk(path);
+        } else if (/\.(ts|mjs|sh|yaml)$/.test(entry.name)) {
           for (const match of read(path).matchAll(/\bdocs\/([a-z0-9-]+\.md)/g)) named.add(match[1] ?? '');
         }
       }

@@ -47,6 +47,11 @@ const COMMANDS: { name: string; parser: string; load: () => Promise<Command> }[]
     parser: 'src/commands/check.ts',
     load: async () => (await import('../../src/commands/check.js')).checkCommand,
   },
+  {
+    name: 'analyze',
+    parser: 'src/commands/analyze.ts',
+    load: async () => (await import('../../src/commands/analyze.js')).analyzeCommand,
+  },
 ];
 
 interface Flag {
@@ -71,7 +76,7 @@ function parsedFlags(source: string, command: string): Flag[] {
   const flags: Flag[] = [
     ...body.matchAll(/(?:'([a-z][a-z0-9-]*)'|\b([a-z][a-zA-Z0-9]*))\s*:\s*\{([^{}]*)\}/g),
   ].map((match) => {
-    const short = /short:\s*'([a-z])'/.exec(match[3] ?? '')?.[1];
+    const short = /short:\s*'([a-zA-Z])'/.exec(match[3] ?? '')?.[1];
     return { name: match[1] ?? match[2] ?? '', ...(short === undefined ? {} : { short }) };
   });
   for (const match of body.matchAll(/\.\.\.([A-Z_]+)/g)) {
@@ -85,7 +90,7 @@ function parsedFlags(source: string, command: string): Flag[] {
 /** The long flags a --help text's flag list gives, one a line: `  --ports LIST  ...`, `  -f, --filename FILE`. */
 function listed(usage: string): string[] {
   const names = usage.split('\n').flatMap((line) => {
-    const name = /^\s+(?:-[a-z], )?--([a-z][a-z0-9-]*)/.exec(line)?.[1];
+    const name = /^\s+(?:-[a-zA-Z], )?--([a-z][a-z0-9-]*)/.exec(line)?.[1];
     return name === undefined ? [] : [name];
   });
   return names.filter((name) => !['help', 'version'].includes(name)).sort();
@@ -119,7 +124,7 @@ function entries(usage: string): Map<string, string> {
   const found = new Map<string, string>();
   let current: string | undefined;
   for (const line of usage.split('\n')) {
-    const name = /^\s+(?:-[a-z], )?--([a-z][a-z0-9-]*)/.exec(line)?.[1];
+    const name = /^\s+(?:-[a-zA-Z], )?--([a-z][a-z0-9-]*)/.exec(line)?.[1];
     if (name !== undefined) current = name;
     else if (line.trim() === '') current = undefined;
     if (current !== undefined) found.set(current, `${found.get(current) ?? ''}${line}\n`);
@@ -150,7 +155,7 @@ function defaultCells(page: string): { flag: string; cell: string }[] {
       .slice(1, -1)
       .map((cell) => cell.trim());
     if (cells[0] === 'flag') column = cells.indexOf('default');
-    const flag = /^`(?:-[a-z]`, `)?--([a-z][a-z0-9-]*)/.exec(cells[0] ?? '')?.[1];
+    const flag = /^`(?:-[a-zA-Z]`, `)?--([a-z][a-z0-9-]*)/.exec(cells[0] ?? '')?.[1];
     if (column > 0 && flag !== undefined) rows.push({ flag, cell: cells[column] ?? '' });
   }
   return rows;

@@ -41,6 +41,16 @@ export const REQUIRED: Readonly<Record<string, { namespaced: boolean; fields: re
   Service: { namespaced: true, fields: ['spec.ports', 'spec.ports[].port'] },
   Deployment: { namespaced: true, fields: ['spec.selector', 'spec.template', ...POD_TEMPLATE] },
   PodDisruptionBudget: { namespaced: true, fields: ['spec.selector'] },
+  CronJob: {
+    namespaced: true,
+    fields: [
+      'spec.schedule',
+      'spec.jobTemplate.spec.template.spec.containers',
+      'spec.jobTemplate.spec.template.spec.containers[].name',
+      'spec.jobTemplate.spec.template.spec.containers[].image',
+      'spec.jobTemplate.spec.template.spec.restartPolicy',
+    ],
+  },
   MutatingWebhookConfiguration: {
     namespaced: false,
     fields: [
@@ -55,6 +65,14 @@ export const REQUIRED: Readonly<Record<string, { namespaced: boolean; fields: re
   },
   Certificate: { namespaced: true, fields: ['spec.secretName', 'spec.issuerRef.name'] },
   Issuer: { namespaced: true, fields: ['spec'] },
+  // Prometheus Operator's CRDs (https://prometheus-operator.dev/docs/api-reference/api/), deploy/monitoring.
+  PodMonitor: { namespaced: true, fields: ['spec.selector'] },
+  ServiceMonitor: { namespaced: true, fields: ['spec.selector', 'spec.endpoints'] },
+  PrometheusRule: {
+    namespaced: true,
+    fields: ['spec.groups', 'spec.groups[].name', 'spec.groups[].rules[].expr'],
+  },
+  ConfigMap: { namespaced: true, fields: [] },
 };
 
 function isMissing(value: unknown): boolean {

@@ -72,6 +72,8 @@ export async function registerWebhook(
 
 export interface RunningWebhook {
   url: string;
+  /** Its plain-HTTP /metrics port (--metrics-port; vitest.config.ts makes it ephemeral). */
+  metricsPort: number;
   output: () => string;
   /** GET /readyz: 200 once every collection it keeps was listed. */
   readyz(): Promise<number>;
@@ -103,6 +105,7 @@ export async function startWebhook(
   const base = `https://127.0.0.1:${String(line.port)}`;
   const webhook = {
     url: `${base}/mutate`,
+    metricsPort: Number(line.metricsPort),
     output,
     readyz: () => status(`${base}/readyz`, cert.cert),
     stop: () => ended(child),

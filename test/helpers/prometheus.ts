@@ -48,14 +48,43 @@ export interface Prometheus {
 
 const STARTUP_MS = 15_000;
 
+/** One scrape job: loopback targets, and for an API server its TLS and bearer token. */
+export interface ScrapeJob {
+  name: string;
+  /** `127.0.0.1:port` */
+  targets: readonly string[];
+  path?: string;
+  scheme?: 'http' | 'https';
+  /** The CA that signed the target's certificate (https). */
+  caFile?: string;
+  /** A file holding the bearer token the target asks for. */
+  tokenFile?: string;
+}
+
 /** Starts Prometheus scraping `targets` (`127.0.0.1:port`) at `metricsPath` every second; resolves once ready. */
-export async function startPrometheus(
-  targets: readonly string[],
-  metricsPath = '/metrics',
-): Promise<Prometheus> {
+export function startPrometheus(targets: readonly string[], metricsPath = '/metrics'): Promise<Prometheus> {
+  return startPrometheusWith({ jobs: [{ name: 'osm-healthcheck', targets, path: metricsPath }] });
+}
+
+/** Starts Prometheus with these jobs (scraped every second) and rule files (evaluated every second). */
+export async function startPrometheusWith(options: {
+  jobs: readonly ScrapeJob[];
+  ruleFiles?: readonly string[];
+}): Promise<Prometheus> {
   const bin = required(PROMETHEUS_BIN, 'prometheus');
   const dir = mkdtempSync(join(tmpdir(), 'osm-hc-prometheus-'));
   const config = join(dir, 'prometheus.yml');
+  const job = (j: ScrapeJob) => [
+    `  - job_name: ${JSON.stringify(j.name)}`,
+    `    metrics_path: ${JSON.stringify(j.path ?? '/metrics')}`,
+    `    scheme: ${j.scheme ?? 'http'}`,
+    ...(j.caFile === undefined ? [] : ['    tls_config:', `      ca_file: ${JSON.stringify(j.caFile)}`]),
+    ...(j.tokenFile === undefined
+      ? []
+      : ['    authorization:', `      credentials_file: ${JSON.stringify(j.tokenFile)}`]),
+    '    static_configs:',
+    `      - targets: ${JSON.stringify(j.targets)}`,
+  ];
   writeFileSync(
     config,
     [
@@ -63,11 +92,9 @@ export async function startPrometheus(
       '  scrape_interval: 1s',
       '  scrape_timeout: 1s',
       '  evaluation_interval: 1s',
+      ...(options.ruleFiles === undefined ? [] : [`rule_files: ${JSON.stringify(options.ruleFiles)}`]),
       'scrape_configs:',
-      '  - job_name: osm-healthcheck',
-      `    metrics_path: ${JSON.stringify(metricsPath)}`,
-      '    static_configs:',
-      `      - targets: ${JSON.stringify(targets)}`,
+      ...options.jobs.flatMap(job),
       '',
     ].join('\n'),
   );

@@ -39,6 +39,7 @@ function altName(entry: string): Buffer {
 export function makeTestCert(
   commonName = 'localhost',
   altNames = ['DNS:localhost', 'IP:127.0.0.1'],
+  validDays = 2,
 ): TestCert {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const name = der.sequence(der.set(der.sequence(der.oid('2.5.4.3'), der.utf8String(commonName))));
@@ -50,7 +51,7 @@ export function makeTestCert(
     der.unsignedInteger(serial),
     ECDSA_SHA256,
     name,
-    der.sequence(der.time(new Date(now - DAY_MS)), der.time(new Date(now + 2 * DAY_MS))),
+    der.sequence(der.time(new Date(now - DAY_MS)), der.time(new Date(now + validDays * DAY_MS))),
     name,
     publicKey.export({ type: 'spki', format: 'der' }),
     der.explicit(

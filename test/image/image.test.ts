@@ -195,6 +195,7 @@ function expectEverySubcommandRan(all: string): void {
   expect(all).toContain('the probe passed');
   expect(all).toContain('inject: liveness probe rewritten');
   expect(all).toContain('webhook /healthz: 200 ok');
+  expect(all).toContain('webhook /metrics build_info: 1');
 }
 
 const IS_ROOT = process.getuid?.() === 0;

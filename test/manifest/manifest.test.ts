@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { HealthcheckError } from '../../src/errors.js';
 import { injectManifests } from '../../src/manifest/inject.js';
 import { DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
+import { RECORD_ANNOTATION } from '../../src/rewrite/record.js';
 import type { RewriteOptions } from '../../src/rewrite/types.js';
 
 const OPTIONS: RewriteOptions = { image: DEFAULT_IMAGE, placement: 'first' };
@@ -107,23 +108,25 @@ describe("kubectl's default container in the pod (template)'s metadata, edited i
       source:
         'apiVersion: v1\nkind: Pod\nmetadata:\nspec:\n  containers: [{name: a, livenessProbe: {tcpSocket: {port: 1}}}]\n',
       expected:
-        'apiVersion: v1\nkind: Pod\nmetadata:\n  annotations:\n    kubectl.kubernetes.io/default-container: a\nspec:\n',
+        'apiVersion: v1\nkind: Pod\nmetadata:\n  annotations:\n    kubectl.kubernetes.io/default-container: a\n    osm-healthcheck/status: <record>\nspec:\n',
     },
     {
       name: 'no metadata: it goes just before spec',
       source: `apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    # the pod\n${probed}`,
       expected:
-        'apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata:\n      annotations:\n        kubectl.kubernetes.io/default-container: a\n    # the pod\n    spec:\n',
+        'apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata:\n      annotations:\n        kubectl.kubernetes.io/default-container: a\n        osm-healthcheck/status: <record>\n    # the pod\n    spec:\n',
     },
     {
       name: 'a flow map of annotations stays a flow map',
       source: `apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata: {annotations: {x: "1"}}\n${probed}`,
       expected:
-        'apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata: {annotations: {x: "1", kubectl.kubernetes.io/default-container: a}}\n',
+        'apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata: {annotations: {x: "1", kubectl.kubernetes.io/default-container: a, osm-healthcheck/status: <record>}}\n',
     },
   ])('$name', ({ source, expected }) => {
     const { output } = injectManifests(source, OPTIONS, 'yaml');
-    expect(output.startsWith(expected), output).toBe(true);
+    // The record beside it (its own tests: test/rewrite/pod.test.ts), as one quoted scalar in the same map.
+    const shown = output.replace(/'\{"version":[^']*\}'/g, '<record>');
+    expect(shown.startsWith(expected), output).toBe(true);
     expect(injectManifests(output, OPTIONS, 'yaml').output).toBe(output);
   });
 
@@ -139,6 +142,7 @@ describe("kubectl's default container in the pod (template)'s metadata, edited i
     for (const item of value.items) {
       expect(item.spec.template.metadata.annotations).toEqual({
         'kubectl.kubernetes.io/default-container': 'a',
+        [RECORD_ANNOTATION]: expect.stringContaining('"placement":"first"'),
       });
     }
   });

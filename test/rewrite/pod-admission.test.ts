@@ -8,7 +8,7 @@ import { AnnotationError } from '../../src/rewrite/manifest-error.js';
 import { rewritePodSpec } from '../../src/rewrite/pod.js';
 import { CPU_REQUEST_ANNOTATION } from '../../src/rewrite/resources/defaults.js';
 import type { NamespaceRulesKnowledge } from '../../src/rewrite/resources/namespace-rules.js';
-import type { Container, PodSpec, RewriteOptions } from '../../src/rewrite/types.js';
+import type { Container, PodSpec, RewriteOptions, UntouchedCause } from '../../src/rewrite/types.js';
 
 const OPTIONS: RewriteOptions = { image: DEFAULT_IMAGE, placement: 'first' };
 const PROBED: Container = {
@@ -32,27 +32,32 @@ function ours(spec: PodSpec): Container[] {
 }
 
 describe('pods no mesh touches', () => {
-  it.each<{ name: string; spec: Omit<PodSpec, 'containers'>; warning: string }>([
+  it.each<{ name: string; spec: Omit<PodSpec, 'containers'>; cause: UntouchedCause; warning: string }>([
     {
       name: 'hostNetwork: true',
       spec: { hostNetwork: true },
+      cause: 'host-network',
       warning:
         "Pod/p: left untouched: spec.hostNetwork is true: our init container's iptables rules and the companion's ports 15901-15904 would be the node's, so no mesh touches such pods",
     },
     {
       name: 'spec.os.name: windows',
       spec: { os: { name: 'windows' } },
+      cause: 'windows',
       warning:
         'Pod/p: left untouched: spec.os.name is windows: the companion and its init container are Linux containers, so no mesh touches such pods',
     },
-  ])('$name: left as sent, with a warning where the companion had probes to answer', ({ spec, warning }) => {
-    const probed = { ...spec, containers: [PROBED] };
-    const result = rewritePodSpec(probed, undefined, OPTIONS, 'Pod/p');
-    expect(result).toMatchObject({ spec: probed, changed: false, warnings: [warning] });
-    expect(result.placement).toMatchObject({ companion: 'untouched', warn: true });
-    const quiet = rewritePodSpec({ ...spec, containers: [UNPROBED] }, undefined, OPTIONS, 'Pod/p');
-    expect(quiet.warnings).toEqual([]);
-  });
+  ])(
+    '$name: left as sent, with a warning where the companion had probes to answer',
+    ({ spec, cause, warning }) => {
+      const probed = { ...spec, containers: [PROBED] };
+      const result = rewritePodSpec(probed, undefined, OPTIONS, 'Pod/p');
+      expect(result).toMatchObject({ spec: probed, changed: false, warnings: [warning] });
+      expect(result.placement).toMatchObject({ companion: 'untouched', cause, warn: true });
+      const quiet = rewritePodSpec({ ...spec, containers: [UNPROBED] }, undefined, OPTIONS, 'Pod/p');
+      expect(quiet.warnings).toEqual([]);
+    },
+  );
 
   it('a Linux pod (spec.os.name: linux) and hostNetwork: false get the companion', () => {
     const spec = { hostNetwork: false, os: { name: 'linux' }, containers: [PROBED] };
@@ -80,7 +85,12 @@ describe('our containers fitted to the namespace', () => {
     const reason =
       'left untouched: LimitRange "lr" (namespace "shop"): maximum cpu usage per Container is 20m, but limit is 50m (container osm-healthcheck)';
     expect(result).toMatchObject({ spec, changed: false, warnings: [`Pod/p: ${reason}`] });
-    expect(result.placement).toEqual({ companion: 'untouched', reason, warn: true });
+    expect(result.placement).toEqual({
+      companion: 'untouched',
+      cause: 'admission-rules',
+      reason,
+      warn: true,
+    });
   });
 
   it('rules not known yet: untouched, like an unknown Pod Security level', () => {

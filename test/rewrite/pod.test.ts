@@ -9,6 +9,7 @@ import { DEFAULT_CONTAINER_ANNOTATION } from '../../src/rewrite/default-containe
 import { ManifestError } from '../../src/rewrite/manifest-error.js';
 import type { PlacementMode } from '../../src/rewrite/placement.js';
 import { rewritePodSpec } from '../../src/rewrite/pod.js';
+import { RECORD_ANNOTATION, RECORD_VERSION, readRecord, tableDigest } from '../../src/rewrite/record.js';
 import type { Container, PodSpec, Probe, RewriteOptions } from '../../src/rewrite/types.js';
 import { PROBES_ENV, SHUTDOWN_GRACE_ENV } from '../../src/scheme.js';
 import { parseProbeTable } from '../../src/table/parse.js';
@@ -31,6 +32,11 @@ function pod(...containers: Container[]): PodSpec {
 
 function rewrite(spec: PodSpec, annotations?: Record<string, string>, options = OPTIONS) {
   return rewritePodSpec(spec, annotations, options, 'Pod/test');
+}
+
+/** The annotations other than the record, which its own tests below judge. */
+function withoutRecord(annotations: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(annotations).filter(([key]) => key !== RECORD_ANNOTATION));
 }
 
 function container(spec: PodSpec, name: string): Container | undefined {
@@ -480,7 +486,7 @@ describe('the pod around the probes', () => {
     const again = rewrite(earlier);
     expect(again.changed).toBe(true);
     expect(again.spec).toEqual(once);
-    expect(again.annotations).toEqual({ [DEFAULT_CONTAINER_ANNOTATION]: 'app' });
+    expect(withoutRecord(again.annotations)).toEqual({ [DEFAULT_CONTAINER_ANNOTATION]: 'app' });
   });
 
   it('probes of a native sidecar are rewritten and make the companion native; plain init containers are not probed', () => {
@@ -610,7 +616,7 @@ describe("kubectl's default container, for the pod (template)'s metadata", () =>
     },
   ])('$name', ({ spec, annotations, placement = 'first', added }) => {
     const result = rewrite(spec, annotations, { ...OPTIONS, placement });
-    expect(result.annotations).toEqual(added);
+    expect(withoutRecord(result.annotations)).toEqual(added);
     // With the annotations written, rewriting again adds nothing and changes nothing.
     const again = rewrite(
       deepFreeze(result.spec),
@@ -626,7 +632,7 @@ describe("kubectl's default container, for the pod (template)'s metadata", () =>
     const again = rewrite(deepFreeze(once.spec));
     expect(again.changed).toBe(true);
     expect(again.spec).toEqual(once.spec);
-    expect(again.annotations).toEqual({ [KEY]: 'web' });
+    expect(withoutRecord(again.annotations)).toEqual({ [KEY]: 'web' });
   });
 });
 
@@ -735,5 +741,84 @@ describe('invalid pod specs', () => {
       expect(err).toMatchObject({ code: 'OSM_HC_MANIFEST', resource: 'Pod/test', path });
       expect((err as ManifestError).problem).toMatch(problem);
     }
+  });
+});
+
+describe('the record on every pod the rewrite gives the companion', () => {
+  const probed: Container = {
+    name: 'web',
+    image: 'w',
+    livenessProbe: { httpGet: { path: '/', port: 8080 } },
+  };
+
+  it('names the version, the image, the placement, the bypass and the digest of the table the companion holds', () => {
+    const result = rewrite(pod(probed), undefined, { ...OPTIONS, image: 'registry.example.com/hc:9' });
+    const read = readRecord(result.annotations);
+    const table = container(result.spec, COMPANION_NAME)?.env?.find((e) => e.name === PROBES_ENV)?.value;
+    expect(read).toEqual({
+      state: 'present',
+      record: {
+        version: RECORD_VERSION,
+        image: 'registry.example.com/hc:9',
+        placement: 'first',
+        bypass: 'init-container',
+        probes: tableDigest(String(table)),
+      },
+    });
+    // One short line: it rides on every pod.
+    expect(result.annotations[RECORD_ANNOTATION]?.length).toBeLessThan(200);
+  });
+
+  it.each<{
+    name: string;
+    options: Partial<RewriteOptions>;
+    spec?: PodSpec;
+    placement: string;
+    bypass: string;
+  }>([
+    {
+      name: 'a native sidecar',
+      options: { placement: 'native-sidecar' },
+      placement: 'native-sidecar',
+      bypass: 'init-container',
+    },
+    {
+      name: "the mesh's own exclusion",
+      options: { meshExclusion: 'istio' },
+      placement: 'first',
+      bypass: 'mesh:istio',
+    },
+  ])('$name', ({ options, placement, bypass }) => {
+    const result = rewrite(pod(probed), undefined, { ...OPTIONS, ...options });
+    const read = readRecord(result.annotations);
+    expect(read.state === 'present' && read.record).toMatchObject({ placement, bypass });
+  });
+
+  it('is written again only when something it says changed: a new image, a new table', () => {
+    const once = rewrite(pod(probed));
+    const annotations = { ...once.annotations };
+    expect(rewrite(deepFreeze(once.spec), annotations).changed).toBe(false);
+    const newImage = rewrite(deepFreeze(once.spec), annotations, {
+      ...OPTIONS,
+      image: 'osm-healthcheck:9.9.9',
+    });
+    expect(newImage.annotations[RECORD_ANNOTATION]).toContain('"image":"osm-healthcheck:9.9.9"');
+    const moreProbes = pod({ ...probed, readinessProbe: { tcpSocket: { port: 8080 } } });
+    const other = rewrite(moreProbes, annotations);
+    expect(readRecord(other.annotations)).not.toEqual(readRecord(annotations));
+  });
+
+  it.each<{ name: string; spec: PodSpec; annotations?: Record<string, string> }>([
+    { name: 'opted out', spec: pod(probed), annotations: { 'osm-healthcheck/rewrite-probes': 'false' } },
+    { name: 'no probe to rewrite', spec: pod({ name: 'web', image: 'w' }) },
+    {
+      name: 'only exec probes',
+      spec: pod({ name: 'web', image: 'w', livenessProbe: { exec: { command: ['true'] } } }),
+    },
+    { name: 'hostNetwork', spec: { ...pod(probed), hostNetwork: true } },
+  ])('an untouched pod gets none: $name', ({ spec, annotations }) => {
+    const result = rewrite(deepFreeze(spec), annotations);
+    expect(result.changed).toBe(false);
+    expect(result.annotations).toEqual({});
   });
 });

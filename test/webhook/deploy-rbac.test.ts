@@ -4,33 +4,12 @@
 // all bound to the service account its pods run as.
 
 import { describe, expect, it } from 'vitest';
-import type { Manifest } from '../helpers/kustomize.js';
+import { grants } from '../helpers/rbac-grants.js';
 import { CONTRACT, objects, one } from './deploy-manifests.js';
 
 const namespace = one('Namespace').metadata.name as string;
 const serviceAccount = one('ServiceAccount');
 const subject = { kind: 'ServiceAccount', name: serviceAccount.metadata.name, namespace };
-
-const RULE_KEYS = ['apiGroups', 'resources', 'resourceNames', 'verbs'];
-
-/** Every grant as one line, `group/resource[names] verb`, so the test can list them all. */
-function grants(role: Manifest): string[] {
-  for (const rule of role.rules as Manifest[]) {
-    // nonResourceURLs or anything else would grant beyond these lines.
-    expect(Object.keys(rule).filter((key) => !RULE_KEYS.includes(key))).toEqual([]);
-  }
-  return (role.rules as Manifest[])
-    .flatMap((rule) =>
-      (rule.apiGroups as string[]).flatMap((group) =>
-        (rule.resources as string[]).flatMap((resource) =>
-          (rule.verbs as string[]).map(
-            (verb) => `${group}/${resource}[${(rule.resourceNames ?? ['*']).join(',')}] ${verb}`,
-          ),
-        ),
-      ),
-    )
-    .sort();
-}
 
 describe('deploy/webhook RBAC', () => {
   it('the only RBAC objects: one Role, one ClusterRole, their bindings, the service account', () => {

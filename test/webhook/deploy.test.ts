@@ -68,6 +68,9 @@ describe('deploy/webhook', () => {
     });
     const port = container.ports.find((p: Manifest) => p.name === 'https');
     expect(String(port.containerPort)).toBe(flag(args, '--port'));
+    // The Service's port `metrics` (the ServiceMonitor's) reaches the plain-HTTP /metrics.
+    const metrics = container.ports.find((p: Manifest) => p.name === 'metrics');
+    expect(String(metrics.containerPort)).toBe(flag(args, '--metrics-port'));
     expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'https', scheme: 'HTTPS' });
     expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'https', scheme: 'HTTPS' });
     // It reads its Secret and writes its caBundle with the service account's token.
@@ -108,7 +111,10 @@ describe('deploy/webhook', () => {
   it("Service selects the webhook's pods and reaches their https port", () => {
     expect(service.metadata.name).toBe(CONTRACT.service);
     expect(matches({ matchLabels: service.spec.selector }, pod.metadata.labels)).toBe(true);
-    expect(service.spec.ports).toEqual([{ name: 'https', port: 443, targetPort: 'https' }]);
+    expect(service.spec.ports).toEqual([
+      { name: 'https', port: 443, targetPort: 'https' },
+      { name: 'metrics', port: 8080, targetPort: 'metrics' },
+    ]);
   });
 
   it('MutatingWebhookConfiguration: pods CREATE in labelled namespaces, never blocking, reinvoked if needed', () => {

@@ -32,6 +32,8 @@ export interface Harness {
   /** POSTs `body` (a string as is, anything else as JSON) to `path`. */
   post(body: unknown, path?: string, contentType?: string): Promise<Answer>;
   get(path: string): Promise<Answer>;
+  /** The value of each series of the webhook's /metrics (`name{labels}` -> value). */
+  metrics(): Promise<Map<string, number>>;
   /** SHA-256 fingerprint of the certificate a new TLS connection is served. */
   servedFingerprint(): Promise<string>;
   /** Resolves with the first log line (already written or still to come) that matches. */
@@ -87,6 +89,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       (await fileTls(cert.certFile, cert.keyFile, log, { debounceMs: 50, pollMs: 250 })),
     port: 0,
     host: '127.0.0.1',
+    metrics: { port: 0, timeoutSeconds: 5, version: '0.0.0-test' },
     image: REWRITE.image,
     ...(options.placement === undefined ? {} : { placement: options.placement }),
     ...(options.clusterVersion === undefined ? {} : { clusterVersion: options.clusterVersion }),
@@ -123,6 +126,18 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     post: (body, path = '/mutate', contentType = 'application/json') =>
       send('POST', path, typeof body === 'string' ? body : JSON.stringify(body), contentType),
     get: (path) => send('GET', path),
+    metrics: async () => {
+      const text = await (await fetch(`http://127.0.0.1:${webhook.metricsPort}/metrics`)).text();
+      return new Map(
+        text
+          .split('\n')
+          .filter((line) => line !== '' && !line.startsWith('#'))
+          .map((line) => [
+            line.slice(0, line.lastIndexOf(' ')),
+            Number(line.slice(line.lastIndexOf(' ') + 1)),
+          ]),
+      );
+    },
     servedFingerprint: () =>
       new Promise((resolve, reject) => {
         // Not verified: after a rotation the served certificate is one this client has never seen.

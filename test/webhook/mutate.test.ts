@@ -6,6 +6,7 @@ import jsonpatch, { type Operation } from 'fast-json-patch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { injectManifests } from '../../src/manifest/inject.js';
+import { RECORD_ANNOTATION } from '../../src/rewrite/record.js';
 import type { PodSpec } from '../../src/rewrite/types.js';
 import { buildWebhookApp } from '../../src/webhook/app.js';
 import type { AdmissionResponse } from '../../src/webhook/review.js';
@@ -80,10 +81,11 @@ describe('every fixture: the patched pod is what inject makes of it', () => {
     expect(patched(request.object, response)).toEqual(expected.pod);
     expect(response.warnings ?? []).toEqual(expected.warnings);
     expect(response.patch === undefined).toBe(result !== 'patched');
-    // The patch touches the pod spec, and the pod's annotations only to add kubectl's default container.
+    // The patch touches the pod spec, and the pod's annotations only to add kubectl's default container and the
+    // record of the injection.
     for (const op of operations(response)) {
       expect(op.path).toMatch(
-        /^\/spec\/|^\/metadata\/annotations(\/kubectl\.kubernetes\.io~1default-container)?$/,
+        /^\/spec\/|^\/metadata\/annotations(\/kubectl\.kubernetes\.io~1default-container|\/osm-healthcheck~1status)?$/,
       );
     }
     const line = await harness.logLine((l) => l.uid === request.uid);
@@ -158,40 +160,52 @@ describe("kubectl's default container: the patch adds it whether or not the pod 
   const base = request.object;
   const metadata = base.metadata as Pod;
   const KEY = 'kubectl.kubernetes.io/default-container';
+  // What inject writes for this pod: the webhook's record is the same, byte for byte.
+  const RECORD = String(
+    (injected(base).pod.metadata as { annotations: Record<string, string> }).annotations[RECORD_ANNOTATION],
+  );
   it.each([
     {
       uid: 'dc-no-annotations',
       name: 'no metadata.annotations: the annotations map is added whole',
       pod: base,
-      op: { op: 'add', path: '/metadata/annotations', value: { [KEY]: 'web' } },
-      annotations: { [KEY]: 'web' },
+      ops: [
+        { op: 'add', path: '/metadata/annotations', value: { [KEY]: 'web', [RECORD_ANNOTATION]: RECORD } },
+      ],
+      annotations: { [KEY]: 'web', [RECORD_ANNOTATION]: RECORD },
     },
     {
       uid: 'dc-empty-annotations',
       name: 'empty metadata.annotations: the key is added',
       pod: { ...base, metadata: { ...metadata, annotations: {} } },
-      op: { op: 'add', path: '/metadata/annotations/kubectl.kubernetes.io~1default-container', value: 'web' },
-      annotations: { [KEY]: 'web' },
+      ops: [
+        { op: 'add', path: '/metadata/annotations/kubectl.kubernetes.io~1default-container', value: 'web' },
+        { op: 'add', path: '/metadata/annotations/osm-healthcheck~1status', value: RECORD },
+      ],
+      annotations: { [KEY]: 'web', [RECORD_ANNOTATION]: RECORD },
     },
     {
       uid: 'dc-other-annotations',
       name: 'other annotations: the key is added beside them',
       pod: { ...base, metadata: { ...metadata, annotations: { 'prometheus.io/scrape': 'true' } } },
-      op: { op: 'add', path: '/metadata/annotations/kubectl.kubernetes.io~1default-container', value: 'web' },
-      annotations: { 'prometheus.io/scrape': 'true', [KEY]: 'web' },
+      ops: [
+        { op: 'add', path: '/metadata/annotations/kubectl.kubernetes.io~1default-container', value: 'web' },
+        { op: 'add', path: '/metadata/annotations/osm-healthcheck~1status', value: RECORD },
+      ],
+      annotations: { 'prometheus.io/scrape': 'true', [KEY]: 'web', [RECORD_ANNOTATION]: RECORD },
     },
     {
       uid: 'dc-own-value',
-      name: "the pod's own value: kept, no annotation operation",
+      name: "the pod's own value: kept, only the record is added",
       pod: { ...base, metadata: { ...metadata, annotations: { [KEY]: 'osm-healthcheck' } } },
-      op: undefined,
-      annotations: { [KEY]: 'osm-healthcheck' },
+      ops: [{ op: 'add', path: '/metadata/annotations/osm-healthcheck~1status', value: RECORD }],
+      annotations: { [KEY]: 'osm-healthcheck', [RECORD_ANNOTATION]: RECORD },
     },
-  ])('$name', async ({ uid, pod, op, annotations }) => {
+  ])('$name', async ({ uid, pod, ops: expectedOps, annotations }) => {
     const { response } = await admit(reviewOf(pod, uid));
     const ops = operations(response);
     const onMetadata = ops.filter((o) => o.path.startsWith('/metadata'));
-    expect(onMetadata).toEqual(op === undefined ? [] : [op]);
+    expect(onMetadata).toEqual(expectedOps);
     // Applied as the API server applies it: every operation's parent must exist.
     const after = patched(pod, response);
     expect((after.metadata as Pod).annotations).toEqual(annotations);

@@ -204,9 +204,14 @@ describe('a real change between the calls is still patched, and only that', () =
     const second = admit({ ...request, object: pod2 }, { ...REWRITE, image: 'registry.example/osm-hc:9.9' });
     const ops = operations(second.response);
     expect(ops.map((op) => [op.op, op.path]).sort()).toEqual([
+      ['replace', '/metadata/annotations/osm-healthcheck~1status'],
       ['replace', '/spec/containers/0/image'],
       ['replace', '/spec/initContainers/0/image'],
     ]);
+    const record = ops.find((op) => op.path.endsWith('osm-healthcheck~1status'));
+    expect(JSON.parse(String(record && 'value' in record ? record.value : ''))).toMatchObject({
+      image: 'registry.example/osm-hc:9.9',
+    });
   });
 
   it('a later webhook changed an app probe: it is rewritten and the table follows, additions kept', () => {

@@ -103,7 +103,7 @@ export function osmPod(
       table: {},
       warnings: [`${resource}: ${reason}`],
       changed: true,
-      placement: { companion: 'untouched', reason, warn: true },
+      placement: { companion: 'untouched', cause: 'osm-mesh', reason, warn: true },
     };
   }
   const unchanged = { spec: copyPlain(spec), annotations: {}, table: {}, changed: false };
@@ -112,7 +112,7 @@ export function osmPod(
   return {
     ...unchanged,
     warnings: [`${resource}: ${reason}`],
-    placement: { companion: 'untouched', reason, warn: true },
+    placement: { companion: 'untouched', cause: 'osm-mesh', reason, warn: true },
   };
 }
 

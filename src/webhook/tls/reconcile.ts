@@ -20,6 +20,14 @@ import {
 import { decideFor, materialAfter, type Policy } from './rotation.js';
 import { LABELS, readSecret, secretFor, type TlsMaterial } from './secret.js';
 
+/** What self-managed TLS tells the metrics besides the pairs it serves. */
+export interface TlsEvents {
+  /** The CA that signs the serving certificate, at each change: its notAfter, ms since the epoch. */
+  ca(notAfterMs: number): void;
+  /** The caBundle was written, as it did not hold the Secret's CAs (the first fill included). */
+  caBundleRepaired(): void;
+}
+
 export interface ReconcileOptions {
   api: KubeApi;
   namespace: string;
@@ -33,6 +41,8 @@ export interface ReconcileOptions {
   now: () => number;
   /** A new serving certificate from the Secret: serve it from now on. */
   serve(pair: KeyPair): void;
+  /** Told of the CA in use and of each caBundle written (metrics). */
+  events?: TlsEvents | undefined;
 }
 
 export interface Reconciler {
@@ -68,6 +78,7 @@ export function startReconciler(options: ReconcileOptions): Reconciler {
   const { api, namespace, secretName, log } = options;
   const where = `Secret ${namespace}/${secretName}`;
   let served: string | undefined;
+  let caInUse: string | undefined;
   let config: WebhookConfiguration | undefined;
   let problem: string | undefined = 'not reconciled yet';
   let failures = 0;
@@ -128,6 +139,7 @@ export function startReconciler(options: ReconcileOptions): Reconciler {
       if (!written.ok && lostRace(written.failure)) continue;
       if (!written.ok) throw failed(written.failure);
       config = written.value;
+      options.events?.caBundleRepaired();
       log.info(
         { webhookConfiguration: options.webhookConfig, webhooks: wanted.webhooks?.length ?? 0 },
         'caBundle set',
@@ -139,6 +151,10 @@ export function startReconciler(options: ReconcileOptions): Reconciler {
 
   async function pass(): Promise<void> {
     const material = await settleSecret();
+    if (material.ca.cert !== caInUse) {
+      options.events?.ca(Date.parse(new X509Certificate(material.ca.cert).validTo));
+      caInUse = material.ca.cert;
+    }
     if (material.serving.cert !== served) {
       const pair = keyPairOf(material.serving.cert, material.serving.key);
       options.serve(pair);

@@ -1,6 +1,7 @@
 // Self-managed TLS against the stand-in API server: first start, two replicas racing, renewal, CA rotation, and a
 // caBundle edited behind the webhook's back; each judged by a TLS client that trusts only the caBundle.
 
+import { X509Certificate } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LABELS } from '../../../src/webhook/tls/secret.js';
 import { type KubeStandin, startKubeStandin, webhookConfiguration } from '../../helpers/kube-standin.js';
@@ -66,6 +67,16 @@ describe('self-managed TLS', () => {
     expect(await allTrusted([replica])).toEqual([replica.webhook.keyPair().fingerprint]);
     expect(standin.log.filter((l) => l.startsWith('create secrets'))).toEqual(['create secrets 201']);
     await replica.logLine((l) => l.msg === 'self-managed TLS in place');
+    // The metrics: both certificates' expiry, the caBundle's first fill, no rotation (the throwaway is none).
+    const metrics = await replica.metrics();
+    const notAfter = (pem: string) => Date.parse(new X509Certificate(pem).validTo) / 1000;
+    const expiry = 'osm_healthcheck_webhook_certificate_not_after_timestamp_seconds';
+    expect(metrics.get(`${expiry}{certificate="serving"}`)).toBe(notAfter(secretCert()));
+    expect(metrics.get(`${expiry}{certificate="ca"}`)).toBe(
+      notAfter(Buffer.from(secret?.data['ca.crt'], 'base64').toString()),
+    );
+    expect(metrics.get('osm_healthcheck_webhook_ca_bundle_repairs_total')).toBe(1);
+    expect(metrics.get('osm_healthcheck_webhook_certificate_rotations_total')).toBe(0);
   });
 
   it('two replicas racing on first start: one creates, the other meets AlreadyExists and uses its Secret', async () => {
@@ -94,6 +105,7 @@ describe('self-managed TLS', () => {
     expect(caBundles(standin)).toEqual(bundles);
     expect(await allTrusted([replica])).toEqual([replica.webhook.keyPair().fingerprint]);
     await replica.logLine((l) => l.msg === 'TLS secret written' && l.step === 'renew-serving');
+    expect((await replica.metrics()).get('osm_healthcheck_webhook_certificate_rotations_total')).toBe(1);
   });
 
   it('rotates the CA with an overlap: every replica is trusted by the caBundle at every step', async () => {
@@ -143,6 +155,8 @@ describe('self-managed TLS', () => {
     });
     await expect.poll(() => caBundles(standin)).toEqual(bundles);
     expect(await allTrusted([replica])).toEqual([replica.webhook.keyPair().fingerprint]);
+    // The first fill, and this repair.
+    expect((await replica.metrics()).get('osm_healthcheck_webhook_ca_bundle_repairs_total')).toBe(2);
   });
 
   it('reads the service account token again at every request: a rotated token keeps working', async () => {

@@ -1,0 +1,304 @@
+// The data plane: every pod the webhook sees (its namespaceSelector and objectSelector), and every pod anywhere in
+// scope that carries our companion, each in one class (classify.ts), grouped by workload with the command that
+// fixes the group. Lists are read page by page and each pod is reduced to its name in a group before the next
+// page is asked for, so memory grows with the number of groups and pod names, not with the pods' specs.
+
+import { parseKubeVersion } from '../kube-version.js';
+import type { ClusterKnowledge, KubeletKnowledge } from '../rewrite/placement.js';
+import type { EnforcedPolicy } from '../rewrite/pod-security.js';
+import type { LimitRange, ResourceQuota } from '../rewrite/resources/namespace-rules.js';
+import type { RewriteOptions } from '../rewrite/types.js';
+import { keptNamespace } from '../webhook/namespace-policies.js';
+import { keptLimitRange, keptResourceQuota } from '../webhook/namespace-rules.js';
+import { kubeletOf, type NodeKubelet, oldestKubelet } from '../webhook/node-kubelets.js';
+import type { Check } from './checks.js';
+import {
+  CLASSES,
+  type ClassName,
+  type Current,
+  classifyPod,
+  needsAction,
+  type PodClass,
+  podLabels,
+  type UntouchedReason,
+} from './classify.js';
+import type { ClusterClient, Json } from './kube-client.js';
+import { type LabelSelector, matchesSelector } from './label-selector.js';
+import { eachItem } from './paged-list.js';
+import type { WebhookSettings } from './webhook-settings.js';
+import { controllerOf, fixCommand, type Owner, ownerKey, type Workload, workloadOf } from './workloads.js';
+
+/** The webhook's selectors as deployed (or the manifests' defaults where it is not installed). */
+export interface Selectors {
+  namespace: LabelSelector | undefined;
+  object: LabelSelector | undefined;
+}
+
+export interface Group extends Workload {
+  class: ClassName;
+  reason?: UntouchedReason;
+  /** The first pod's detail: the others of the group share its class and reason. */
+  detail: string;
+  pods: string[];
+  fix?: string;
+  needsAction: boolean;
+}
+
+export interface NamespaceView {
+  name: string;
+  /** Its pods go through the webhook. */
+  selected: boolean;
+  podSecurity: string;
+}
+
+export interface DataPlane {
+  namespaces: NamespaceView[];
+  groups: Group[];
+  counts: Record<ClassName, number>;
+  /** Pods that ended (Succeeded, Failed) or are being deleted: nothing to inject or restart. */
+  finished: number;
+  checks: Check[];
+}
+
+export interface DataPlaneInputs {
+  client: ClusterClient;
+  /** One namespace, or every one (-A). */
+  namespace: string | undefined;
+  selectors: Selectors;
+  settings: WebhookSettings;
+  current: Current;
+  /** The API server's gitVersion. */
+  serverVersion: string;
+  /** Nodes are read this many to a page: a node object carries its images. */
+  nodePage?: number;
+}
+
+const asObject = (value: unknown): Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
+const nameOf = (object: Json) => String(asObject(object.metadata).name ?? '');
+const namespaceOf = (object: Json) => String(asObject(object.metadata).namespace ?? '');
+
+/** `/api/v1/pods` or `/api/v1/namespaces/NS/pods`. */
+function collection(group: string, resource: string, namespace: string | undefined): string {
+  const root = group === '' ? '/api/v1' : `/apis/${group}/v1`;
+  return namespace === undefined ? `${root}/${resource}` : `${root}/namespaces/${namespace}/${resource}`;
+}
+
+const cannot = (name: string, what: string, status: number, message: string, right: string): Check => ({
+  section: 'data-plane',
+  name,
+  status: status === 403 ? 'skip' : 'fail',
+  detail:
+    status === 403
+      ? `cannot check ${what}: needs ${right}`
+      : `cannot read ${what}: ${message} (HTTP ${status})`,
+});
+
+export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane> {
+  const { client, namespace, settings, selectors } = inputs;
+  const checks: Check[] = [];
+  const scope = namespace === undefined ? 'cluster-wide' : `in namespace ${namespace}`;
+
+  // Namespaces: which the webhook sees, and their Pod Security levels (its namespace cache, read once).
+  const namespaces = new Map<string, { selected: boolean; policy: EnforcedPolicy }>();
+  const keepNamespace = (object: Json) => {
+    const name = nameOf(object);
+    const labels = { 'kubernetes.io/metadata.name': name, ...podLabels(object) };
+    namespaces.set(name, {
+      selected: matchesSelector(selectors.namespace, labels),
+      policy: keptNamespace(object, name, settings.podSecurityDefault),
+    });
+  };
+  if (namespace === undefined) {
+    const listed = await eachItem(client, '/api/v1/namespaces', keepNamespace);
+    // Without the namespaces there is no data plane either: like the pods (below), that needs action.
+    if (!listed.ok) {
+      checks.push({
+        ...cannot(
+          'namespaces',
+          'which namespaces are labelled',
+          listed.status,
+          listed.message,
+          'list namespaces',
+        ),
+        status: 'fail',
+      });
+      return empty(checks);
+    }
+  } else {
+    const reply = await client.get(`/api/v1/namespaces/${namespace}`);
+    if (!reply.ok) {
+      const right = `get namespaces/${namespace}`;
+      checks.push({
+        ...cannot('namespaces', `namespace ${namespace}`, reply.status, reply.message, right),
+        status: 'fail',
+      });
+      return empty(checks);
+    }
+    keepNamespace(reply.body);
+  }
+
+  // The kubelets: the oldest decides where the companion of a new pod goes (webhook/node-kubelets.ts).
+  const nodes = new Map<string, NodeKubelet>();
+  const nodesListed = await eachItem(
+    client,
+    '/api/v1/nodes',
+    (node) => nodes.set(nameOf(node), kubeletOf(node)),
+    inputs.nodePage ?? 50,
+  );
+  let kubelets: KubeletKnowledge = oldestKubelet(nodes);
+  if (!nodesListed.ok) {
+    checks.push(
+      cannot('nodes', "the kubelets' versions", nodesListed.status, nodesListed.message, 'list nodes'),
+    );
+    kubelets = { state: 'unknown', why: 'nodes could not be listed' };
+  }
+
+  // Each namespace's LimitRanges and ResourceQuotas, as the webhook keeps them.
+  const limitRanges = new Map<string, LimitRange[]>();
+  const quotas = new Map<string, ResourceQuota[]>();
+  const push = <T>(map: Map<string, T[]>, key: string, value: T) => {
+    const list = map.get(key);
+    if (list === undefined) map.set(key, [value]);
+    else list.push(value);
+  };
+  const ranges = await eachItem(client, collection('', 'limitranges', namespace), (o) =>
+    push(limitRanges, namespaceOf(o), keptLimitRange(o)),
+  );
+  const quotaList = await eachItem(client, collection('', 'resourcequotas', namespace), (o) =>
+    push(quotas, namespaceOf(o), keptResourceQuota(o)),
+  );
+  const rulesRead = ranges.ok && quotaList.ok;
+  if (!ranges.ok)
+    checks.push(
+      cannot('limitranges', 'LimitRanges', ranges.status, ranges.message, `list limitranges ${scope}`),
+    );
+  if (!quotaList.ok) {
+    checks.push(
+      cannot(
+        'resourcequotas',
+        'ResourceQuotas',
+        quotaList.status,
+        quotaList.message,
+        `list resourcequotas ${scope}`,
+      ),
+    );
+  }
+
+  // ReplicaSet -> Deployment and Job -> CronJob, for the workload and its fix.
+  const parents = new Map<string, Owner>();
+  const keepParent = (kind: string) => (object: Json) => {
+    const owner = controllerOf(object);
+    if (owner !== undefined)
+      parents.set(ownerKey(namespaceOf(object), { kind, name: nameOf(object) }), owner);
+  };
+  for (const [group, resource, kind] of [
+    ['apps', 'replicasets', 'ReplicaSet'],
+    ['batch', 'jobs', 'Job'],
+  ] as const) {
+    const listed = await eachItem(client, collection(group, resource, namespace), keepParent(kind));
+    if (!listed.ok) {
+      const what = `which ${kind === 'ReplicaSet' ? 'Deployment' : 'CronJob'} owns each ${kind}`;
+      checks.push(
+        cannot(resource, what, listed.status, listed.message, `list ${group} ${resource} ${scope}`),
+      );
+    }
+  }
+
+  const version = parseKubeVersion(inputs.serverVersion);
+  const cluster: ClusterKnowledge =
+    version === undefined
+      ? { state: 'unknown', why: `the API server reports version ${inputs.serverVersion}` }
+      : { state: 'known', version, sidecarGate: settings.sidecarGate };
+  const optionsFor = (ns: string, policy: EnforcedPolicy): RewriteOptions => ({
+    image: settings.image,
+    placement: settings.placement,
+    cluster,
+    kubelets,
+    podSecurity: { state: 'known', policy },
+    namespaceRules: rulesRead
+      ? {
+          state: 'known',
+          namespace: ns,
+          limitRanges: limitRanges.get(ns) ?? [],
+          resourceQuotas: quotas.get(ns) ?? [],
+        }
+      : { state: 'unchecked' },
+    ...(settings.companionCpuLimit === undefined ? {} : { companionCpuLimit: settings.companionCpuLimit }),
+  });
+
+  const groups = new Map<string, Group>();
+  const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<ClassName, number>;
+  let finished = 0;
+  const keepPod = (pod: Json) => {
+    const meta = asObject(pod.metadata);
+    const phase = asObject(pod.status).phase;
+    if (meta.deletionTimestamp !== undefined || phase === 'Succeeded' || phase === 'Failed') {
+      finished++;
+      return;
+    }
+    const ns = namespaceOf(pod);
+    const seen = namespaces.get(ns);
+    if (seen === undefined) return;
+    const found: PodClass = classifyPod(pod, {
+      current: inputs.current,
+      selected: { namespace: seen.selected, object: matchesSelector(selectors.object, podLabels(pod)) },
+      options: optionsFor(ns, seen.policy),
+    });
+    // Outside the labelled namespaces only our own companions are news (inject's output applied there).
+    if (!seen.selected && !['covered', 'stale', 'failing'].includes(found.class)) return;
+    counts[found.class]++;
+    const name = nameOf(pod);
+    const workload = workloadOf(ns, name, controllerOf(pod), parents);
+    const reason = found.class === 'untouched' ? found.reason : undefined;
+    const key = `${ns}/${workload.kind}/${workload.name}/${found.class}/${reason ?? ''}`;
+    const group = groups.get(key);
+    if (group !== undefined) {
+      group.pods.push(name);
+      return;
+    }
+    groups.set(key, {
+      ...workload,
+      class: found.class,
+      ...(reason === undefined ? {} : { reason }),
+      detail: found.detail,
+      pods: [name],
+      needsAction: needsAction(found),
+    });
+  };
+  const pods = await eachItem(client, collection('', 'pods', namespace), keepPod);
+  if (!pods.ok) {
+    // Without the pods there is no data plane to speak of: that needs action, whatever else was read.
+    checks.push({
+      ...cannot('pods', 'the pods', pods.status, pods.message, `list pods ${scope}`),
+      status: 'fail',
+    });
+  }
+  const sorted = [...groups.values()].sort(
+    (a, b) =>
+      a.namespace.localeCompare(b.namespace) ||
+      CLASSES.indexOf(a.class) - CLASSES.indexOf(b.class) ||
+      a.kind.localeCompare(b.kind) ||
+      a.name.localeCompare(b.name),
+  );
+  for (const group of sorted) {
+    group.pods.sort();
+    const fix = fixCommand(group, group.class, group.pods);
+    if (fix !== undefined) group.fix = fix;
+  }
+  return {
+    namespaces: [...namespaces]
+      .filter(([, seen]) => seen.selected)
+      .map(([name, seen]) => ({ name, selected: seen.selected, podSecurity: seen.policy.level }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
+    groups: sorted,
+    counts,
+    finished,
+    checks,
+  };
+}
+
+function empty(checks: Check[]): DataPlane {
+  const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<ClassName, number>;
+  return { namespaces: [], groups: [], counts, finished: 0, checks };
+}

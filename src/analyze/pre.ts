@@ -1,0 +1,372 @@
+// `analyze --pre`: the cluster before install, read as the webhook would read it once it runs (docs/analyze.md#before-install-analyze---pre).
+// The versions and the placement that follows; the namespaces labelled for injection, each with its Pod Security
+// level, its LimitRanges and ResourceQuotas and what the fit makes of the companion there, and whether the API
+// server admits a pod with the companion (a dry run); the other mutating webhooks on pods and their order against
+// ours; whether the caller may create what the install creates. A right it lacks is a `skip` line saying which.
+
+import { parseKubeVersion } from '../kube-version.js';
+import type { ClusterKnowledge, KubeletKnowledge } from '../rewrite/placement.js';
+import type { LimitRange, ResourceQuota } from '../rewrite/resources/namespace-rules.js';
+import { keptNamespace } from '../webhook/namespace-policies.js';
+import { keptLimitRange, keptResourceQuota } from '../webhook/namespace-rules.js';
+import { kubeletOf, type NodeKubelet, oldestKubelet } from '../webhook/node-kubelets.js';
+import { type Check, forbidden } from './checks.js';
+import { podLabels } from './classify.js';
+import { DEFAULT_NAMESPACE_SELECTOR, INJECT_WEBHOOK } from './install.js';
+import { type ClusterClient, ClusterError, type Json } from './kube-client.js';
+import { type LabelSelector, matchesSelector, selectorQuery } from './label-selector.js';
+import { eachItem } from './paged-list.js';
+import {
+  injectSample,
+  type Knowledge,
+  type NamespaceFacts,
+  optionsFor,
+  placementChecks,
+  podSecurityCheck,
+  rulesCheck,
+  versionsLine,
+} from './pre-namespaces.js';
+import { listPodPolicies, type PolicyList, testSample } from './pre-policies.js';
+import { readInstallRights } from './pre-rights.js';
+import { podWebhooks, webhookOrderChecks } from './pre-webhooks.js';
+import { type WebhookSettings, webhookSettings } from './webhook-settings.js';
+
+export interface PreOptions {
+  /** One namespace, or every labelled one (-A). */
+  namespace: string | undefined;
+  webhookConfig: string;
+  webhookNamespace: string;
+  webhookDeployment: string;
+  /** Test the sample pod by a server-side dry run in each labelled namespace. */
+  dryRun: boolean;
+}
+
+export interface PreReport {
+  cluster: { server: string; context: string; version: string };
+  scope: string;
+  /** The namespaceSelector the namespaces were chosen by, and whose it is. */
+  selector: { query: string; source: string };
+  namespaces: { name: string; podSecurity: string }[];
+  checks: Check[];
+  needsAction: boolean;
+}
+
+/** Namespaces beyond this many are not tested one by one: said in a line. */
+export const NAMESPACE_LIMIT = 100;
+
+const asObject = (value: unknown): Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
+const asList = (value: unknown): Json[] => (Array.isArray(value) ? value.map(asObject) : []);
+const nameOf = (object: Json) => String(asObject(object.metadata).name ?? '');
+const check = (name: string, status: Check['status'], detail: string): Check => ({
+  section: 'pre',
+  name,
+  status,
+  detail,
+});
+
+/** Ours as deployed where it is, else the manifests': the selector and the reinvocation the order depends on. */
+interface Ours {
+  selector: LabelSelector;
+  reinvocation: string;
+  source: string;
+  service: { namespace: string } | undefined;
+}
+
+async function readConfigurations(
+  client: ClusterClient,
+  name: string,
+): Promise<{ ours: Ours; all: Json[] | undefined }> {
+  const all: Json[] = [];
+  const listed = await eachItem(
+    client,
+    '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+    (c) => all.push(c),
+  );
+  let mine: Json | undefined;
+  if (listed.ok) mine = all.find((c) => nameOf(c) === name);
+  else {
+    const got = await client.get(
+      `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${name}`,
+    );
+    if (got.ok) mine = got.body;
+  }
+  const entry = asList(mine?.webhooks).find((w) => w.name === INJECT_WEBHOOK);
+  const ours: Ours =
+    entry === undefined
+      ? {
+          selector: DEFAULT_NAMESPACE_SELECTOR,
+          reinvocation: 'IfNeeded',
+          source: "the manifests' (the webhook is not installed)",
+          service: undefined,
+        }
+      : {
+          selector: asObject(entry.namespaceSelector) as LabelSelector,
+          reinvocation: String(entry.reinvocationPolicy ?? 'Never'),
+          source: `the installed configuration ${name}'s`,
+          service: (() => {
+            const ns = asObject(asObject(entry.clientConfig).service).namespace;
+            return typeof ns === 'string' ? { namespace: ns } : undefined;
+          })(),
+        };
+  return { ours, all: listed.ok ? all : undefined };
+}
+
+export async function readPre(client: ClusterClient, options: PreOptions): Promise<PreReport> {
+  const version = await client.get('/version');
+  if (!version.ok) {
+    throw new ClusterError(
+      `the API server ${client.server} refused GET /version: ${version.message} (HTTP ${version.status})`,
+    );
+  }
+  const serverVersion = String(version.body.gitVersion ?? 'unknown');
+  const checks: Check[] = [];
+  const { ours, all } = await readConfigurations(client, options.webhookConfig);
+
+  // An installed webhook's settings decide; before install, its defaults.
+  let settings: WebhookSettings = webhookSettings({});
+  if (ours.service !== undefined) {
+    const deployment = await client.get(
+      `/apis/apps/v1/namespaces/${ours.service.namespace}/deployments/${options.webhookDeployment}`,
+    );
+    if (deployment.ok) settings = webhookSettings(deployment.body);
+  }
+
+  const nodes = new Map<string, NodeKubelet>();
+  const nodesListed = await eachItem(client, '/api/v1/nodes', (n) => nodes.set(nameOf(n), kubeletOf(n)), 50);
+  const kubelets: KubeletKnowledge = nodesListed.ok
+    ? oldestKubelet(nodes)
+    : { state: 'unknown', why: 'nodes could not be listed' };
+  const parsed = parseKubeVersion(serverVersion);
+  const cluster: ClusterKnowledge =
+    parsed === undefined
+      ? { state: 'unknown', why: `the API server reports version ${serverVersion}` }
+      : { state: 'known', version: parsed, sidecarGate: settings.sidecarGate };
+  const knowledge: Knowledge = { cluster, kubelets, settings };
+  checks.push(...placementChecks(versionsLine(serverVersion, kubelets), knowledge));
+  if (!nodesListed.ok) {
+    checks.push(forbiddenOr('nodes', "the kubelets' versions", nodesListed, 'list nodes'));
+  }
+
+  const found = await labelledNamespaces(client, ours.selector, options.namespace);
+  const query = selectorQuery(ours.selector);
+  const namespaces: PreReport['namespaces'] = [];
+  if ('problem' in found) checks.push(found.problem);
+  else {
+    checks.push(
+      namespacesCheck(
+        found.names.map((n) => n.name),
+        query,
+        ours.source,
+        options.namespace,
+        found.selected,
+      ),
+    );
+    const tested = found.names.slice(0, NAMESPACE_LIMIT);
+    if (found.names.length > tested.length) {
+      checks.push(
+        check(
+          'namespaces',
+          'warn',
+          `${found.names.length} labelled namespaces: the first ${tested.length} by name are checked one by one (-n NAMESPACE for another)`,
+        ),
+      );
+    }
+    const rules = await readRules(client, options.namespace);
+    const rulesRight = `list limitranges and resourcequotas ${options.namespace === undefined ? 'cluster-wide' : `in ${options.namespace}`}`;
+    let policies: Promise<PolicyList> | undefined;
+    const listPolicies = () => {
+      policies ??= listPodPolicies(client);
+      return policies;
+    };
+    for (const ns of tested) {
+      const policy = keptNamespace(ns.object, ns.name, settings.podSecurityDefault);
+      const facts: NamespaceFacts = {
+        name: ns.name,
+        policy,
+        rules:
+          rules?.get(ns.name) ?? (rules === undefined ? undefined : { limitRanges: [], resourceQuotas: [] }),
+      };
+      namespaces.push({ name: ns.name, podSecurity: policy.level });
+      const sample = injectSample(facts, optionsFor(facts, knowledge));
+      checks.push(podSecurityCheck(facts), rulesCheck(facts, sample, rulesRight));
+      if (options.dryRun) {
+        const reinject = (limit: string) =>
+          injectSample(
+            facts,
+            optionsFor(facts, { ...knowledge, settings: { ...settings, companionCpuLimit: limit } }),
+          );
+        checks.push(
+          await testSample(
+            client,
+            sample,
+            settings.companionCpuLimit === undefined ? reinject : undefined,
+            listPolicies,
+          ),
+        );
+      }
+    }
+    if (!options.dryRun) checks.push(listedOnly(await listPodPolicies(client)));
+  }
+
+  if (all === undefined) {
+    checks.push(
+      forbidden(
+        'pre',
+        'other-webhooks',
+        'the other mutating webhooks on pods',
+        'list mutatingwebhookconfigurations',
+      ),
+    );
+  } else {
+    const labelled = namespaces.map((n) => ({
+      name: n.name,
+      labels: 'problem' in found ? {} : (found.names.find((f) => f.name === n.name)?.labels ?? {}),
+    }));
+    checks.push(
+      ...webhookOrderChecks(podWebhooks(all, options.webhookConfig, labelled), {
+        config: options.webhookConfig,
+        reinvocation: ours.reinvocation,
+      }),
+    );
+  }
+  checks.push(...(await readInstallRights(client, options.webhookNamespace, options.webhookConfig)));
+  return {
+    cluster: { server: client.server, context: client.context, version: serverVersion },
+    scope: options.namespace === undefined ? 'all namespaces' : `namespace ${options.namespace}`,
+    selector: { query, source: ours.source },
+    namespaces,
+    checks,
+    needsAction: checks.some((c) => c.status === 'fail'),
+  };
+}
+
+const forbiddenOr = (
+  name: string,
+  what: string,
+  failed: { status: number; message: string },
+  right: string,
+) =>
+  failed.status === 403
+    ? forbidden('pre', name, what, right)
+    : check(name, 'fail', `cannot read ${what}: ${failed.message} (HTTP ${failed.status})`);
+
+interface Labelled {
+  name: string;
+  labels: Record<string, string>;
+  object: Json;
+}
+
+/** The namespaces the selector takes (or -n's one, labelled or not), sorted by name. */
+async function labelledNamespaces(
+  client: ClusterClient,
+  selector: LabelSelector,
+  namespace: string | undefined,
+): Promise<{ names: Labelled[]; selected: boolean } | { problem: Check }> {
+  const keep = (object: Json): Labelled => {
+    const name = nameOf(object);
+    return { name, labels: { 'kubernetes.io/metadata.name': name, ...podLabels(object) }, object };
+  };
+  if (namespace !== undefined) {
+    const reply = await client.get(`/api/v1/namespaces/${namespace}`);
+    if (!reply.ok) {
+      return {
+        problem: forbiddenOr('namespaces', `namespace ${namespace}`, reply, `get namespaces/${namespace}`),
+      };
+    }
+    const one = keep(reply.body);
+    return { names: [one], selected: matchesSelector(selector, one.labels) };
+  }
+  const names: Labelled[] = [];
+  const query = encodeURIComponent(selectorQuery(selector));
+  const listed = await eachItem(client, `/api/v1/namespaces?labelSelector=${query}`, (o) =>
+    names.push(keep(o)),
+  );
+  if (!listed.ok) {
+    return {
+      problem: forbiddenOr(
+        'namespaces',
+        'which namespaces are labelled for injection',
+        listed,
+        'list namespaces',
+      ),
+    };
+  }
+  // The API server's label selector is the configuration's; matched here too, for a selector it would read otherwise.
+  const matching = names.filter((n) => matchesSelector(selector, n.labels));
+  return { names: matching.sort((a, b) => a.name.localeCompare(b.name)), selected: true };
+}
+
+export function namespacesCheck(
+  names: readonly string[],
+  query: string,
+  source: string,
+  namespace: string | undefined,
+  selected: boolean,
+): Check {
+  const selector = `the namespaceSelector ${query === '' ? '(every namespace)' : query}, ${source}`;
+  if (namespace !== undefined && !selected) {
+    return check(
+      'namespaces',
+      'warn',
+      `${namespace} does not match ${selector}: the webhook will not see its pods (checked below as if it did)`,
+    );
+  }
+  if (names.length === 0) {
+    return check(
+      'namespaces',
+      'warn',
+      `no namespace matches ${selector}: label those whose pods get the companion`,
+    );
+  }
+  return check('namespaces', 'ok', `${names.length} matching ${selector}: ${names.join(', ')}`);
+}
+
+/** Each namespace's LimitRanges and ResourceQuotas, as the webhook keeps them; undefined where they cannot be listed. */
+async function readRules(
+  client: ClusterClient,
+  namespace: string | undefined,
+): Promise<Map<string, { limitRanges: LimitRange[]; resourceQuotas: ResourceQuota[] }> | undefined> {
+  const rules = new Map<string, { limitRanges: LimitRange[]; resourceQuotas: ResourceQuota[] }>();
+  const of = (object: Json) => {
+    const ns = String(asObject(object.metadata).namespace ?? '');
+    let found = rules.get(ns);
+    if (found === undefined) {
+      found = { limitRanges: [], resourceQuotas: [] };
+      rules.set(ns, found);
+    }
+    return found;
+  };
+  const root = namespace === undefined ? '/api/v1' : `/api/v1/namespaces/${namespace}`;
+  const ranges = await eachItem(client, `${root}/limitranges`, (o) =>
+    of(o).limitRanges.push(keptLimitRange(o)),
+  );
+  const quotas = await eachItem(client, `${root}/resourcequotas`, (o) =>
+    of(o).resourceQuotas.push(keptResourceQuota(o)),
+  );
+  return ranges.ok && quotas.ok ? rules : undefined;
+}
+
+/** --no-dry-run: the policies on pods named, none tested. */
+function listedOnly(policies: PolicyList): Check {
+  const name = 'admission-policies';
+  switch (policies.state) {
+    case 'forbidden':
+      return forbidden(
+        'pre',
+        name,
+        'the ValidatingAdmissionPolicies on pods',
+        'list validatingadmissionpolicies',
+      );
+    case 'none':
+      return check(name, 'ok', `no ValidatingAdmissionPolicy: ${policies.why}`);
+    case 'listed':
+      return policies.onPods.length === 0
+        ? check(name, 'ok', 'no ValidatingAdmissionPolicy covers pods')
+        : check(
+            name,
+            'warn',
+            `ValidatingAdmissionPolicies on pods, not tested against the companion (--no-dry-run): ${policies.onPods.join(', ')}`,
+          );
+  }
+}
