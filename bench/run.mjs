@@ -2,7 +2,8 @@
 // this process (load generator, probe clients), the app and the liveness prober on core 1. Prints the tables
 // and writes them, with machine info, into BENCHMARKS.md. `--soak SECONDS` runs the soak instead (soak.mjs);
 // `--webhook` the webhook in a big cluster (webhook-cluster.mjs).
-// `--inject` inject's time and memory by input size (inject.mjs); `--analyze` analyze over 10,000 pods on a real
+// `--inject` inject's time and memory by input size (inject.mjs); `--recorder` what recording a probe run for
+// /metrics costs against the floor of any counting (recorder.mjs); `--analyze` analyze over 10,000 pods on a real
 // kube-apiserver (analyze.mjs).
 
 import { spawnSync } from 'node:child_process';
@@ -23,6 +24,7 @@ import {
   spawnNode,
   stop,
 } from './procs.mjs';
+import { recorderPlan, renderRecorder, runRecorder } from './recorder.mjs';
 import { machineInfo, render, writeBenchmarks } from './report.mjs';
 import { runSoak } from './soak.mjs';
 import { soakOptions } from './soak-options.mjs';
@@ -35,6 +37,7 @@ let parts;
 let fleetPlan;
 let webhookRun;
 let injectSizes;
+let recorderRun;
 let analyzeRun;
 try {
   const { values } = parseArgs({
@@ -44,6 +47,7 @@ try {
       fleet: { type: 'boolean' },
       contention: { type: 'boolean' },
       inject: { type: 'boolean' },
+      recorder: { type: 'boolean' },
       node: { type: 'string', multiple: true },
       webhook: { type: 'boolean' },
       analyze: { type: 'boolean' },
@@ -52,12 +56,13 @@ try {
   if (values.analyze) analyzeRun = analyzePlan(process.env);
   if (values.soak !== undefined) soakPlan = soakOptions(values.soak, process.env);
   if (values.webhook) webhookRun = webhookPlan(process.env);
-  const all = ['ratios', 'fleet', 'contention', 'inject'];
+  const all = ['ratios', 'fleet', 'contention', 'inject', 'recorder'];
   const chosen = all.filter((part) => values[part]);
   // No part named: all of them (a soak is a run of its own).
   parts = new Set(soakPlan !== undefined ? [] : chosen.length > 0 ? chosen : all);
   if (parts.has('fleet') || parts.has('contention')) fleetPlan = fleetOptions(values.node ?? [], process.env);
   if (parts.has('inject')) injectSizes = injectPlan(process.env);
+  if (parts.has('recorder')) recorderRun = recorderPlan(process.env);
 } catch (err) {
   process.stderr.write(`bench/run.mjs: ${err.message}\n`);
   process.exit(2);
@@ -91,8 +96,19 @@ if (injectSizes !== undefined && process.env.BENCH_PINNED !== '1') {
   const text = renderInject(runInject(injectSizes, cli), info);
   process.stdout.write(`${text}\n`);
   if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, 'inject');
-  if (![...parts].some((part) => part !== 'inject')) process.exit(0);
 }
+
+// The recorder is a second of CPU in this process, judged as a ratio to its floor in the same rounds: unpinned.
+if (recorderRun !== undefined && process.env.BENCH_PINNED !== '1') {
+  const text = renderRecorder(
+    await runRecorder(recorderRun),
+    machineInfo(process.env.BENCH_CLI ?? 'dist/cli.mjs'),
+  );
+  process.stdout.write(`${text}\n`);
+  if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, 'recorder');
+}
+const inProcess = new Set(['inject', 'recorder']);
+if (parts.size > 0 && [...parts].every((part) => inProcess.has(part))) process.exit(0);
 
 // The fleet and contention parts run unpinned (their pods and busy siblings spread over every core as on a node),
 // so they go before the re-run on the client core below.

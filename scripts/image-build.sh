@@ -360,17 +360,20 @@ else
   [ "$ports" = '{"healthcheck":15904}' ] || fail "/osm-healthcheck listens on $ports, not on 15904 alone"
   grep -q '"level":"debug"' "$log" && fail "--verbosity info logged at debug: $(cat "$log")"
   grep -qi 'tini' "$log" && fail "tini complained (not PID 1?): $(cat "$log")"
-  # SIGTERM to the container's PID 1, tini (the one child of unshare), which passes it on: serve drains, exit 0.
+  # SIGTERM to the container's PID 1, tini (the one child of unshare), which passes it on. serve answers until the
+  # ports it was asked about (8080) stop accepting: the app (in the sidecar stand-in) goes first, then serve
+  # drains, exit 0.
   tini_pid=$(cat "/proc/$container_pid/task/$container_pid/children")
   pid1=$(cat "/proc/${tini_pid% }/comm")
   [ "$pid1" = tini ] || fail "the container's PID 1 is $pid1, not tini"
+  kill -KILL "$sidecar_pid"
+  wait "$sidecar_pid" 2>/dev/null || true
   kill -TERM "${tini_pid% }"
   stop_status=0
   wait "$container_pid" || stop_status=$?
   [ "$stop_status" = 0 ] || fail "/osm-healthcheck exited $stop_status on SIGTERM: $(cat "$log")"
+  grep -q '"reason":"app gone"' "$log" || fail "/osm-healthcheck did not wait for the app's port: $(cat "$log")"
   echo "/osm-healthcheck: stopped on SIGTERM, exit 0"
-  kill -KILL "$sidecar_pid"
-  wait "$sidecar_pid" 2>/dev/null || true
   ip netns del "$netns"
 fi
 

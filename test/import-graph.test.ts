@@ -101,6 +101,72 @@ describe('the import graph of src/', () => {
   });
 });
 
+/** The one thing rewrite/ may take from the yaml library: parsing an annotation's value (Kuma's YAML config). */
+const REWRITE_YAML_IMPORTS = ['parse'];
+
+/** What each src file imports by name from the yaml package: `['parse']`, `['* as yaml']`, `['default']`. */
+function yamlImports(): ReadonlyMap<string, readonly string[]> {
+  const found = new Map<string, string[]>();
+  for (const file of sourceFiles(SRC)) {
+    const text = readFileSync(file, 'utf8');
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
+    const names: string[] = [];
+    const note = (specifier: ts.Expression, clause: ts.ImportClause | undefined) => {
+      if (!ts.isStringLiteral(specifier) || specifier.text !== 'yaml') return;
+      if (clause === undefined) return void names.push('(side effects)');
+      if (clause.name !== undefined) names.push('default');
+      const bindings = clause.namedBindings;
+      if (bindings !== undefined && ts.isNamespaceImport(bindings)) names.push(`* as ${bindings.name.text}`);
+      if (bindings !== undefined && ts.isNamedImports(bindings))
+        for (const element of bindings.elements) names.push((element.propertyName ?? element.name).text);
+    };
+    const visit = (node: ts.Node): void => {
+      if (ts.isImportDeclaration(node)) note(node.moduleSpecifier, node.importClause);
+      else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined)
+        note(node.moduleSpecifier, ts.factory.createImportClause(false, undefined, undefined));
+      else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+        const [specifier] = node.arguments;
+        if (specifier !== undefined && ts.isStringLiteral(specifier) && specifier.text === 'yaml')
+          names.push('import()');
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    if (names.length > 0) found.set(relative(SRC, file), names);
+  }
+  return found;
+}
+
+describe("the YAML stream's room, manifest/, and the pod rules', rewrite/", () => {
+  const graph = importGraph();
+
+  it('rewrite/ takes only parse from the yaml library, none of its document machinery', () => {
+    const taken = [...yamlImports()].flatMap(([file, names]) =>
+      file.startsWith('rewrite/')
+        ? names.filter((name) => !REWRITE_YAML_IMPORTS.includes(name)).map((name) => `${file}: ${name}`)
+        : [],
+    );
+    expect(taken).toEqual([]);
+  });
+
+  it('sees the yaml imports: manifest/ reads with the document machinery, rewrite/mesh/ parses an annotation', () => {
+    const imports = yamlImports();
+    expect(imports.get('manifest/read-stream.ts')).toEqual(expect.arrayContaining(['Composer', 'Parser']));
+    expect(imports.get('rewrite/mesh/recognise.ts')).toEqual(['parse']);
+  });
+
+  it('stands between commands/ and rewrite/: only commands/ imports manifest/, and manifest/ no command', () => {
+    const into = [...graph].flatMap(([file, targets]) =>
+      file.startsWith('manifest/') || isCommandLayer(file)
+        ? []
+        : targets.filter((target) => target.startsWith('manifest/')).map((target) => `${file} -> ${target}`),
+    );
+    expect(into).toEqual([]);
+    expect(graph.get('commands/inject.ts')).toContain('manifest/inject.ts');
+    expect(graph.get('manifest/document.ts')).toContain('rewrite/pod.ts');
+  });
+});
+
 describe('findCycles', () => {
   it.each([
     { name: 'none in a chain', graph: { a: ['b'], b: ['c'], c: [] }, cycles: [] },

@@ -19,7 +19,12 @@ import {
   SHUTDOWN_GRACE_ENV,
 } from '../scheme.js';
 import { buildApp } from '../server/app.js';
-import { appPorts, DEFAULT_SHUTDOWN_GRACE_SECONDS, parseShutdownGrace } from '../server/app-gone.js';
+import {
+  AskedPorts,
+  appPorts,
+  DEFAULT_SHUTDOWN_GRACE_SECONDS,
+  parseShutdownGrace,
+} from '../server/app-gone.js';
 import { type Listeners, listen } from '../server/listeners.js';
 import { osmEdgeProber } from '../server/osm-edge-answers.js';
 import { parseRestarts } from '../server/restarts.js';
@@ -60,9 +65,10 @@ Flags (each also read from the environment variable shown; flags win):
 Probes run against env POD_IP when set (what kubelet dials), else 127.0.0.1. Env ${RESTARTS_ENV}: how many
 times the image's supervisor restarted serve in this container (osm_healthcheck_restarts_total on /metrics).
 
-On SIGTERM with a probe table, serve keeps answering every probe (and /healthz) until none of the table's ports
-accepts a connection any more (polled every 250 ms) or the grace is over; then it stops accepting, lets in-flight
-probes finish (4 s at most) and exits 0. Without a table, on SIGINT and on a second SIGTERM it drains at once.`;
+On SIGTERM, serve keeps answering every probe (and /healthz) until none of the app's ports accepts a connection
+any more (polled every 250 ms) or the grace is over; then it stops accepting, lets in-flight probes finish (4 s at
+most) and exits 0. The app's ports are the table's, or without one those ${HEALTHCHECK_PATH} was asked about;
+with none asked about yet, on SIGINT and on a second SIGTERM it drains at once.`;
 
 function describeEntry(entry: ProbeEntry): string {
   return `${entry.kind} ${entry.container} -> ${describeHandler(entry.handler)} (timeout ${entry.timeoutSeconds}s)`;
@@ -147,6 +153,7 @@ async function run(argv: readonly string[]): Promise<void> {
   let listeners: Listeners | undefined;
   let draining = false;
   const recorder = new Recorder(table);
+  const asked = new AskedPorts();
   const app = await buildApp({
     table,
     allowedPorts: allowedPorts(table, allowedFlag),
@@ -158,6 +165,8 @@ async function run(argv: readonly string[]): Promise<void> {
     maxProbesPerListener: MAX_PROBES_PER_LISTENER,
     recorder,
     exposition: lazyExposition(recorder, { version: pkg.version, restarts }),
+    // With a table, header-driven probes reach only the table's ports: those are the app's.
+    onAsked: table === undefined ? (port) => asked.add(port) : undefined,
   });
   try {
     listeners = await listen({
@@ -188,7 +197,7 @@ async function run(argv: readonly string[]): Promise<void> {
   const active = listeners;
   const stopped = stopOnSignals({
     log,
-    appPorts: appPorts(table),
+    appPorts: table === undefined ? () => asked.sorted() : () => appPorts(table),
     targetHost,
     graceSeconds,
     onDrain: () => {

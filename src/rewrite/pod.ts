@@ -1,30 +1,38 @@
 // rewritePodSpec: docs/architecture.md#the-rewrite for one pod spec -> { spec, annotations to add, table, warnings }. Pure and
-// YAML-free, so the CLI and an admission webhook share it. The input is never mutated.
+// YAML-free, so the CLI and an admission webhook share it. The input is never mutated. The room rewrite/ holds the
+// pod rules every entry point shares: plain pod specs in and out; it imports none of manifest/ (inject's YAML) and
+// nothing of the yaml library but `parse` (docs/architecture.md#the-layout-of-src).
 
 import { isDeepStrictEqual } from 'node:util';
-import { describeValue, TableError } from '../errors.js';
-import { OPT_OUT_ANNOTATION, PROBE_KINDS, PROBES_ENV } from '../scheme.js';
-import type { ProbeTable } from '../table/types.js';
+import { describeValue } from '../errors.js';
+import { OPT_OUT_ANNOTATION, PROBE_KINDS } from '../scheme.js';
+import type { ProbeTable, ProbeTableDocument } from '../table/types.js';
 import { COMPANION_NAME, companionContainer, DEFAULT_GRACE_SECONDS, initContainer } from './companion.js';
 import { defaultContainerAnnotations } from './default-container.js';
-import { decideInterception } from './interception.js';
-import { AnnotationError, type FieldPath, ManifestError } from './manifest-error.js';
+import { decideInterception, type Interception } from './interception.js';
+import { locate } from './located.js';
+import { AnnotationError, ManifestError } from './manifest-error.js';
 import { restoreFromIstio, restoreFromKuma } from './mesh/over-ours.js';
 import { checkOurNames, meshProberNote, osmPod } from './mesh/pod-rules.js';
-import { recogniseMesh } from './mesh/recognise.js';
-import type { Located } from './our-containers.js';
-import { isInjectedContainer, isInjectMade } from './our-containers.js';
-import { ownedContainer } from './owned-container.js';
+import { type MeshPod, recogniseMesh } from './mesh/recognise.js';
+import { isInjectMade, type Located } from './our-containers.js';
 import { copyPlain } from './plain-copy.js';
+import { previousTable } from './previous-table.js';
 import { decideProbe, probeField } from './probe.js';
 import { RECORD_VERSION, recordAnnotations, tableDigest } from './record.js';
 import { checkResourceAnnotations } from './resources/defaults.js';
-import { fitResources } from './resources/resource-fit.js';
+import { fitResources, type ResourceFit } from './resources/resource-fit.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
-import { isEmptyTable, readTable, type TableRow, tableDocument } from './table.js';
-import type { Container, PodSpec, Probe, RewriteOptions, RewriteResult } from './types.js';
-
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+import { isEmptyTable, type TableRow, tableDocument } from './table.js';
+import type {
+  CompanionDecision,
+  PodSpec,
+  Probe,
+  RewriteOptions,
+  RewriteResult,
+  UntouchedCause,
+} from './types.js';
+import { withCompanion } from './with-companion.js';
 
 /**
  * `osm-healthcheck/rewrite-probes`: "false" on the pod (template) turns the rewrite off for it, "true" (or no
@@ -48,6 +56,10 @@ export function isOptedOut(annotations: Record<string, unknown> | undefined): bo
   return 'optedOut' in read && read.optedOut;
 }
 
+/**
+ * The rewrite of one pod spec, step by step: each step either settles the pod (an early return: the pod as it
+ * came, with the reason) or hands what it decided to the next.
+ */
 export function rewritePodSpec(
   spec: PodSpec,
   annotations: Record<string, string> | undefined,
@@ -57,17 +69,81 @@ export function rewritePodSpec(
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
     throw new ManifestError(resource, [], `pod spec must be an object, got ${describeValue(spec)}`);
   }
-  const unchanged = (warnings: string[]): RewriteResult => ({
-    spec: copyPlain(spec),
-    annotations: {},
-    table: {},
-    warnings,
-    changed: false,
-  });
+  // 1. The owner's opt-out.
+  if (optedOut(annotations, resource)) return unchanged(spec, []);
+  // 2. The mesh's pod: which mesh injected it, osm-edge's kept theirs, a mesh's prober put back behind ours.
+  const pod = readPod(spec, annotations, options, resource);
+  if (pod.mesh?.mesh === 'osm')
+    return osmPod(spec, pod.containers, pod.mesh, pod.previous, options, resource);
+  undoMeshOverOurs(pod);
+  // 3. The probe decisions: which probes the companion answers, and its table.
+  const probes = decideProbes(pod);
+  if (isEmptyTable(probes.table)) return unchanged(spec, pod.warnings);
+  const outside = cannotJoin(pod);
+  if (outside !== undefined) return untouched(pod, outside.cause, outside.reason);
+  // 4. Placement: a native sidecar, first among the containers, or not at all.
+  const placement = placeCompanion(pod);
+  if (placement.companion === 'untouched') return placedNowhere(pod, placement);
+  // 5. Interception: how kubelet's probes get past the mesh to 15901-15904.
+  const interception = passTheMesh(pod);
+  if (interception.bypass === 'none') return untouched(pod, 'pod-security', interception.reason);
+  const decided = nativeForProbedSidecars(pod, placement, probes.sidecarsProbed);
+  // 6. Resources: our containers fit the namespace's rules, or the pod stays as it came.
+  const fit = fitOurContainers(pod, decided, interception);
+  if (fit.fit === 'untouched') return untouched(pod, 'admission-rules', fit.reason);
+  // 7. The result: our containers added, the annotations to set.
+  return buildResult(pod, probes, decided, interception, fit);
+}
+
+/** Where the companion goes, once it goes somewhere. */
+type Placed = Exclude<CompanionDecision, { companion: 'untouched' }>;
+
+/** What the steps share: the pod as it came (never changed), the copy they change, and the warnings so far. */
+interface Pod {
+  readonly spec: PodSpec;
+  readonly annotations: Record<string, string> | undefined;
+  readonly options: RewriteOptions;
+  readonly resource: string;
+  readonly facts: ReturnType<typeof podFacts>;
+  /** The copy the steps rewrite. */
+  readonly next: PodSpec;
+  /** `next`'s containers, each with its place. */
+  readonly containers: Located[];
+  /** The table an earlier inject wrote, if any. */
+  readonly previous: ProbeTable | undefined;
+  /** The pod already has a companion inject made. */
+  readonly ours: boolean;
+  readonly mesh: MeshPod | undefined;
+  readonly warnings: string[];
+}
+
+/** The pod as it came: nothing to add. */
+function unchanged(spec: PodSpec, warnings: string[]): RewriteResult {
+  return { spec: copyPlain(spec), annotations: {}, table: {}, warnings, changed: false };
+}
+
+/** The whole pod as it came, with the reason as its one warning: its probes go on as before, through the mesh. */
+function untouched(pod: Pod, cause: UntouchedCause, reason: string): RewriteResult {
+  return {
+    ...unchanged(pod.spec, [`${pod.resource}: ${reason}`]),
+    placement: { companion: 'untouched', cause, reason, warn: true },
+  };
+}
+
+/** Step 1: `osm-healthcheck/rewrite-probes: "false"`; any value but "true" or "false" is an error at it. */
+function optedOut(annotations: Record<string, string> | undefined, resource: string): boolean {
   const optOut = readOptOut(annotations);
   if ('invalid' in optOut) throw new AnnotationError(resource, OPT_OUT_ANNOTATION, optOut.invalid);
-  if (optOut.optedOut) return unchanged([]);
+  return optOut.optedOut;
+}
 
+/** Step 2: the facts the steps read, the copy they change, and the mesh that injected the pod. */
+function readPod(
+  spec: PodSpec,
+  annotations: Record<string, string> | undefined,
+  options: RewriteOptions,
+  resource: string,
+): Pod {
   const facts = podFacts(spec, annotations, resource);
   checkResourceAnnotations(annotations, resource);
   const next = copyPlain(spec);
@@ -77,11 +153,24 @@ export function rewritePodSpec(
     ({ container }) => container.name === COMPANION_NAME && isInjectMade(container),
   );
   const mesh = recogniseMesh(spec, annotations, ours);
-  if (mesh?.mesh === 'osm') return osmPod(spec, containers, mesh, previous, options, resource);
-  const rows: TableRow[] = [];
-  const warnings: string[] = [];
-  const meshProbed: string[] = [];
-  // The mesh's injector ran after ours and put its prober in front of the companion: one prober again.
+  return {
+    spec,
+    annotations,
+    options,
+    resource,
+    facts,
+    next,
+    containers,
+    previous,
+    ours,
+    mesh,
+    warnings: [],
+  };
+}
+
+/** Step 2: the mesh's injector ran after ours and put its prober in front of the companion: one prober again. */
+function undoMeshOverOurs(pod: Pod): void {
+  const { ours, mesh, next, resource, warnings } = pod;
   if (ours && mesh?.mesh === 'istio' && restoreFromIstio(next).length > 0) {
     warnings.push(
       `${resource}: Istio injected this pod after us and moved the companion's probes to pilot-agent; they go back to the companion, from ISTIO_KUBE_APP_PROBERS (docs/meshes.md)`,
@@ -92,6 +181,20 @@ export function rewritePodSpec(
       `${resource}: Kuma injected this pod after us and moved the companion's probes to its probe proxy; they go back to the companion (docs/meshes.md)`,
     );
   }
+}
+
+interface ProbeDecisions {
+  rows: TableRow[];
+  table: ProbeTableDocument;
+  /** Native sidecars with a probe the companion answers. */
+  sidecarsProbed: ReadonlySet<string>;
+}
+
+/** Step 3: each probe of each app container and native sidecar, rewritten, kept, or left to the mesh's prober. */
+function decideProbes(pod: Pod): ProbeDecisions {
+  const { containers, mesh, resource, previous, ours, warnings } = pod;
+  const rows: TableRow[] = [];
+  const meshProbed: string[] = [];
   const sidecarsProbed = new Set<string>();
   // Native sidecars first, then app containers: the order kubelet starts them, and the table's order.
   for (const { list, index, container } of containers) {
@@ -130,27 +233,41 @@ export function rewritePodSpec(
   }
   if (mesh !== undefined && meshProbed.length > 0)
     warnings.push(`${resource}: ${meshProberNote(mesh, meshProbed)}`);
-  const table = tableDocument(rows);
-  if (isEmptyTable(table)) return unchanged(warnings);
-  // Only where our containers would be added can a name or port of the app's clash with them.
-  checkOurNames(containers, mesh, resource);
-  const outside = outsideAnyMesh(spec);
-  if (outside !== undefined) {
-    // Said only here, where the companion would have answered probes: other such pods are no news.
-    const { cause, reason } = outside;
-    return {
-      ...unchanged([`${resource}: ${reason}`]),
-      placement: { companion: 'untouched', cause, reason, warn: true },
-    };
-  }
+  return { rows, table: tableDocument(rows), sidecarsProbed };
+}
 
+/**
+ * Step 3, where our containers would join: a name or port of the app's that clashes with ours is an error; a pod
+ * no mesh touches gets a reason to stay as it came.
+ */
+function cannotJoin(pod: Pod): ReturnType<typeof outsideAnyMesh> {
+  checkOurNames(pod.containers, pod.mesh, pod.resource);
+  // Said only here, where the companion would have answered probes: other such pods are no news.
+  return outsideAnyMesh(pod.spec);
+}
+
+/** Step 4: where the companion goes, by the versions known and what the pod must do (run-to-completion.ts). */
+function placeCompanion(pod: Pod): CompanionDecision {
+  const { facts, options } = pod;
   const cluster = options.cluster ?? { state: 'unchecked' };
   const kubelets = options.kubelets ?? { state: 'unchecked' };
-  const placement = decideCompanion({ ...facts, placement: options.placement, cluster, kubelets });
-  if (placement.companion === 'untouched') {
-    // The whole pod as it came: its probes go on as before, through the mesh.
-    return { ...unchanged(placement.warn ? [`${resource}: ${placement.reason}`] : []), placement };
-  }
+  return decideCompanion({ ...facts, placement: options.placement, cluster, kubelets });
+}
+
+/** Step 4, no place: the whole pod as it came, its probes going on as before, through the mesh. */
+function placedNowhere(
+  pod: Pod,
+  placement: Extract<CompanionDecision, { companion: 'untouched' }>,
+): RewriteResult {
+  return {
+    ...unchanged(pod.spec, placement.warn ? [`${pod.resource}: ${placement.reason}`] : []),
+    placement,
+  };
+}
+
+/** Step 5: our init container, the mesh's exclusion annotation, or nothing admissible (interception.ts). */
+function passTheMesh(pod: Pod): Exclude<Interception, { bypass: 'invalid' }> {
+  const { options, annotations, mesh, resource, warnings } = pod;
   const interception = decideInterception({
     podSecurity: options.podSecurity ?? { state: 'unchecked' },
     meshExclusion: options.meshExclusion,
@@ -158,58 +275,67 @@ export function rewritePodSpec(
     injected: mesh,
   });
   if (interception.bypass === 'invalid') {
-    // inject checks this first, naming the annotation's own line (manifest.ts); the webhook never asks.
+    // inject checks this first, naming the annotation's own line (manifest/document.ts); the webhook never asks.
     const { annotation, problem } = interception;
     throw new AnnotationError(resource, annotation, problem);
   }
   if (interception.bypass === 'init-container' && interception.note !== undefined) {
     warnings.push(`${resource}: ${interception.note}`);
   }
-  if (interception.bypass === 'none') {
-    // As for a pod that must end and cannot: the whole pod as it came, rather than one the API server refuses.
-    const reason = interception.reason;
-    return {
-      ...unchanged([`${resource}: ${reason}`]),
-      placement: { companion: 'untouched', cause: 'pod-security', reason, warn: true },
-    };
-  }
-  // A native sidecar's startupProbe gates every container after it: with the companion among the app
-  // containers it would never start and the pod would hang, so the companion has to be a native sidecar too.
-  let decided = placement;
-  if (placement.companion !== 'native-sidecar' && sidecarsProbed.size > 0) {
-    const reason = `native sidecar ${[...sidecarsProbed].map((name) => `"${name}"`).join(', ')} has probes answered by the companion, so the companion runs as a native sidecar too`;
-    warnings.push(`${resource}: ${reason}`);
-    decided = { companion: 'native-sidecar', reason };
-  }
-  const native = decided.companion === 'native-sidecar';
-  const withInit = interception.bypass === 'init-container';
+  return interception;
+}
+
+/**
+ * Step 5, then: a native sidecar's startupProbe gates every container after it, so with the companion among the
+ * app containers it would never start and the pod would hang: the companion has to be a native sidecar too.
+ */
+function nativeForProbedSidecars(pod: Pod, placement: Placed, sidecarsProbed: ReadonlySet<string>): Placed {
+  if (placement.companion === 'native-sidecar' || sidecarsProbed.size === 0) return placement;
+  const reason = `native sidecar ${[...sidecarsProbed].map((name) => `"${name}"`).join(', ')} has probes answered by the companion, so the companion runs as a native sidecar too`;
+  pod.warnings.push(`${pod.resource}: ${reason}`);
+  return { companion: 'native-sidecar', reason };
+}
+
+/** Step 6: requests and limits for our containers within the namespace's rules (resources/). */
+function fitOurContainers(
+  pod: Pod,
+  decided: Placed,
+  interception: Interception,
+): Exclude<ResourceFit, { fit: 'invalid' }> {
+  const { spec, annotations, options, resource } = pod;
   const fit = fitResources({
     spec,
     annotations,
     companionCpuLimit: options.companionCpuLimit,
-    withInit,
-    native,
+    withInit: interception.bypass === 'init-container',
+    native: decided.companion === 'native-sidecar',
     rules: options.namespaceRules ?? { state: 'unchecked' },
-    cluster,
+    cluster: options.cluster ?? { state: 'unchecked' },
   });
   if (fit.fit === 'invalid') throw new AnnotationError(resource, fit.invalid.annotation, fit.invalid.problem);
-  if (fit.fit === 'untouched') {
-    // As for Pod Security: the pod as it came, rather than one its namespace's rules refuse.
-    return {
-      ...unchanged([`${resource}: ${fit.reason}`]),
-      placement: { companion: 'untouched', cause: 'admission-rules', reason: fit.reason, warn: true },
-    };
-  }
+  return fit;
+}
+
+/** Step 7: the rewritten spec with our containers, the annotations to set on the pod, and whether anything changed. */
+function buildResult(
+  pod: Pod,
+  probes: ProbeDecisions,
+  decided: Placed,
+  interception: Interception,
+  fit: Extract<ResourceFit, { fit: 'declared' }>,
+): RewriteResult {
+  const { spec, annotations, options, resource, next, warnings } = pod;
+  const native = decided.companion === 'native-sidecar';
   const shutdownGraceSeconds = graceSeconds(next, resource);
   const companion = companionContainer({
     image: options.image,
-    table,
+    table: probes.table,
     native,
     shutdownGraceSeconds,
     resources: fit.companion,
   });
   const init = fit.init === undefined ? undefined : initContainer(options.image, fit.init);
-  const answered = new Set(rows.map((row) => row.container));
+  const answered = new Set(probes.rows.map((row) => row.container));
   const result = withCompanion(next, companion, native, init, answered);
   const added = {
     ...defaultContainerAnnotations(result, annotations),
@@ -220,13 +346,13 @@ export function rewritePodSpec(
         image: options.image,
         placement: decided.companion,
         bypass: interception.bypass === 'mesh' ? `mesh:${interception.mesh}` : 'init-container',
-        probes: tableDigest(JSON.stringify(table)),
+        probes: tableDigest(JSON.stringify(probes.table)),
       },
       annotations,
     ),
   };
   const changed = !isDeepStrictEqual(spec, result) || Object.keys(added).length > 0;
-  return { spec: result, annotations: added, table, warnings, changed, placement: decided };
+  return { spec: result, annotations: added, table: probes.table, warnings, changed, placement: decided };
 }
 
 /**
@@ -265,138 +391,4 @@ function graceSeconds(spec: PodSpec, resource: string): number {
     );
   }
   return value;
-}
-
-/**
- * Our init container first (a run-to-completion step: the iptables bypass exists before anything listens),
- * unless the mesh's own annotation does its job (interception.ts).
- * Kubelet starts the rest in order and waits, before the next, for a native sidecar's startupProbe and for a
- * container's postStart hook; so the companion goes either right after our init container, as a native
- * sidecar, or first among the containers, with `wait` as its postStart hook. Either way it listens before every
- * sidecar and app container whose probes it answers starts. Earlier copies of both are replaced wherever they
- * were (earlier releases put the companion last), so a new image or placement takes effect. A copy already in
- * the right list is updated in place (owned-container.ts), keeping what the API server added to it.
- */
-function withCompanion(
-  spec: PodSpec,
-  companion: Container,
-  native: boolean,
-  init: Container | undefined,
-  answered: ReadonlySet<string>,
-): PodSpec {
-  const notOurs = (list: Container[] | undefined) =>
-    (list ?? []).filter((container) => !isInjectedContainer(container.name ?? ''));
-  const settled = (list: Container[] | undefined, wanted: Container) =>
-    ownedContainer(
-      list?.find((container) => container.name === wanted.name),
-      wanted,
-    );
-  const initContainers = [
-    ...(init === undefined ? [] : [settled(spec.initContainers, init)]),
-    ...(native ? [settled(spec.initContainers, companion)] : []),
-    ...notOurs(spec.initContainers),
-  ];
-  const containers = native
-    ? notOurs(spec.containers)
-    : (keptInPlace(spec.containers, companion, answered, settled) ?? [
-        settled(spec.containers, companion),
-        ...notOurs(spec.containers),
-      ]);
-  // Key order is kept; a new `initContainers` goes just before `containers`, where manifests usually have it.
-  const hadInit = Object.hasOwn(spec, 'initContainers');
-  return Object.fromEntries(
-    Object.entries(spec).flatMap(([key, value]): [string, unknown][] => {
-      if (key === 'initContainers') return [[key, initContainers]];
-      if (key !== 'containers') return [[key, value]];
-      return hadInit || initContainers.length === 0
-        ? [[key, containers]]
-        : [
-            ['initContainers', initContainers],
-            [key, containers],
-          ];
-    }),
-  );
-}
-
-/**
- * The containers with the companion where it already is, when that is before every container it answers for: a
- * mesh's injector that ran after us may have put its proxy first (Linkerd's proxy-await, linkerd2 pkg/inject), and
- * moving ours back in front of it would make every reinvocation a patch. Undefined when it has to move.
- */
-function keptInPlace(
-  list: Container[] | undefined,
-  companion: Container,
-  answered: ReadonlySet<string>,
-  settled: (list: Container[] | undefined, wanted: Container) => Container,
-): Container[] | undefined {
-  const containers = list ?? [];
-  const at = containers.findIndex((c) => c.name === companion.name);
-  if (
-    at < 0 ||
-    containers.slice(0, at).some((c) => answered.has(String(c.name)) || isInjectedContainer(String(c.name)))
-  ) {
-    return undefined;
-  }
-  return containers.map((c, i) => (i === at ? settled(list, companion) : c));
-}
-
-/** Every container with its place, after checking the lists and names (Kubernetes' own rules). */
-function locate(spec: PodSpec, resource: string): Located[] {
-  const located: Located[] = [];
-  const seen = new Map<string, FieldPath>();
-  for (const list of ['initContainers', 'containers'] as const) {
-    const items: unknown = spec[list];
-    if (items === undefined && list === 'initContainers') continue;
-    if (!Array.isArray(items)) {
-      throw new ManifestError(resource, [list], `must be a list of containers, got ${describeValue(items)}`);
-    }
-    items.forEach((item: unknown, index) => {
-      const at = [list, index];
-      if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-        throw new ManifestError(resource, at, `must be a container object, got ${describeValue(item)}`);
-      }
-      const { name } = item as Container;
-      if (name === undefined || name === '') throw new ManifestError(resource, at, 'container has no name');
-      if (typeof name !== 'string' || name.length > 63 || !DNS1123_LABEL.test(name)) {
-        throw new ManifestError(
-          resource,
-          [...at, 'name'],
-          `must be a DNS-1123 label (lower-case letters, digits and "-", at most 63), got ${describeValue(name)}`,
-        );
-      }
-      const first = seen.get(name);
-      if (first !== undefined) {
-        throw new ManifestError(
-          resource,
-          [...at, 'name'],
-          `duplicate container name "${name}" (also ${formatAt(first)})`,
-        );
-      }
-      seen.set(name, at);
-      located.push({ list, index, container: item as Located['container'] });
-    });
-  }
-  return located;
-}
-
-function formatAt(path: FieldPath): string {
-  return `${path[0]}[${path[1]}]`;
-}
-
-/** The table an earlier inject wrote into the companion's env, so its entries survive a second inject. */
-function previousTable(containers: Located[], resource: string): ProbeTable | undefined {
-  const found = containers.find(({ container }) => container.name === COMPANION_NAME);
-  if (found === undefined || !Array.isArray(found.container.env)) return undefined;
-  const index = found.container.env.findIndex((env) => env?.name === PROBES_ENV);
-  const value = found.container.env[index]?.value;
-  if (typeof value !== 'string') return undefined;
-  try {
-    return readTable(value);
-  } catch (err) {
-    if (!(err instanceof TableError)) throw err;
-    const at = [found.list, found.index, 'env', index, 'value'];
-    throw new ManifestError(resource, at, `the companion's probe table is invalid: ${err.message}`, {
-      cause: err,
-    });
-  }
 }

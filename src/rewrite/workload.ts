@@ -20,7 +20,7 @@ export interface PodTemplateRef {
   objectPath: FieldPath;
 }
 
-/** An object inject leaves as it is, and why: `manifest.ts` turns it into a warning naming it. */
+/** An object inject leaves as it is, and why: `manifest/inject.ts` turns it into a warning naming it. */
 export interface PassedThrough {
   /** From the document root to the object (an item of a List, or the document). */
   objectPath: FieldPath;

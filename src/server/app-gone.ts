@@ -1,6 +1,7 @@
 // Stop order: on SIGTERM kubelet signals every container of the pod at once and keeps probing readiness while the
-// app drains, so the companion keeps answering until the app is gone (no port of the probe table accepts a
-// connection any more) or the pod's grace period is over. Pure decisions here, plus one thin connect.
+// app drains, so the companion keeps answering until the app is gone (no port of the probe table, or without one
+// no port /osm-healthcheck was asked about, accepts a connection any more) or the pod's grace period is over.
+// Pure decisions here, plus one thin connect.
 
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,6 +9,8 @@ import { badFlagValue } from '../flags.js';
 import { entries } from '../table/parse.js';
 import type { ProbeTable } from '../table/types.js';
 
+/** How many ports asked about without a table are remembered: a pod's app has a few; no client may grow more. */
+export const MAX_ASKED_PORTS = 64;
 /** Kubernetes' default terminationGracePeriodSeconds. */
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 30;
 // Kubelet probes every second at the fastest: a quarter of that notices the app gone well before its next probe.
@@ -22,6 +25,24 @@ export type WaitEnd = 'app gone' | 'grace over' | 'interrupted';
 export function appPorts(table: ProbeTable | undefined): number[] {
   const ports = new Set(table === undefined ? [] : entries(table).map((e) => e.handler.port));
   return [...ports].sort((a, b) => a - b);
+}
+
+/**
+ * Without a probe table (a drop-in for osm-edge's or OSM's injector, which writes only `Original-*` headers) the
+ * app's ports are those kubelet's probes named on /osm-healthcheck: remembered as they come, the first
+ * MAX_ASKED_PORTS of them.
+ */
+export class AskedPorts {
+  private readonly seen = new Set<number>();
+
+  add(port: number): void {
+    if (this.seen.size < MAX_ASKED_PORTS) this.seen.add(port);
+  }
+
+  /** Every port asked about so far, ascending. */
+  sorted(): number[] {
+    return [...this.seen].sort((a, b) => a - b);
+  }
 }
 
 /**

@@ -17,6 +17,8 @@ export interface AppOptions extends ForwarderOptions, StatusOptions {
   table: ProbeTable | undefined;
   /** Ports header-driven probes may reach; undefined: any. */
   allowedPorts: ReadonlySet<number> | undefined;
+  /** Told each allowed port /osm-healthcheck is asked about (shutdown.ts waits on them without a table). */
+  onAsked?: (port: number) => void;
 }
 
 export interface App {
@@ -35,7 +37,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // GET /osm-<kind>-probe[/<container>] on that kind's port: run the table's entry.
   registerProbeRoutes(app, serveEntry);
   // GET /osm-healthcheck + Original-* headers, on any port: probe the port they name.
-  registerHealthcheckRoute(app, { table, allowedPorts, recorder, forward, serveEntry });
+  registerHealthcheckRoute(app, {
+    table,
+    allowedPorts,
+    recorder,
+    forward,
+    serveEntry,
+    onAsked: options.onAsked,
+  });
   // GET /healthz and /metrics on 15904 only.
   registerStatusRoutes(app, options);
   // Anything else: 404 listing this port's paths, or 405 with Allow.

@@ -22,10 +22,12 @@ export interface HealthcheckOptions {
   forward: Forward;
   /** How a wrapped probe path is served. */
   serveEntry: ServeEntry;
+  /** Told each allowed port a header names: without a table, the ports serve waits on at SIGTERM. */
+  onAsked: ((port: number) => void) | undefined;
 }
 
 export function registerHealthcheckRoute(app: CompanionFastify, options: HealthcheckOptions): void {
-  const { allowedPorts, recorder, forward, serveEntry } = options;
+  const { allowedPorts, recorder, forward, serveEntry, onAsked } = options;
   const timeoutFor = portTimeouts(options.table);
 
   function healthcheck(request: FastifyRequest, reply: FastifyReply) {
@@ -47,6 +49,7 @@ export function registerHealthcheckRoute(app: CompanionFastify, options: Healthc
         ? { type: 'tcpSocket', port: target.port }
         : { type: 'httpGet', scheme: 'HTTP', port: target.port, path: target.path, httpHeaders: [] };
     recorder.headerCheck(target.type);
+    onAsked?.(target.port);
     const fields = () => ({ kind: 'healthcheck', target: `${handler.type}:${target.port}` });
     return forward(request, reply, 'healthcheck', handler.type, handler, timeoutFor(target.port), fields);
   }

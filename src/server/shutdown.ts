@@ -1,5 +1,6 @@
 // When serve stops, and how: on SIGTERM (kubelet deleting the pod) it keeps answering until the app it probes is
-// gone or the grace is over, then drains; on SIGINT (a person's Ctrl-C) or a second SIGTERM it drains at once.
+// gone or the grace is over, then drains; on SIGINT (a person's Ctrl-C), a second SIGTERM, or with no app port
+// known it drains at once.
 // Kubelet signals every container of the pod together and keeps probing readiness while the app stops.
 
 import type { Logger } from '../log.js';
@@ -7,8 +8,11 @@ import { waitForAppGone } from './app-gone.js';
 
 export interface ShutdownOptions {
   log: Logger;
-  /** The probe table's app ports, at `targetHost`; none: drain at once on any signal. */
-  appPorts: readonly number[];
+  /**
+   * The app's ports at `targetHost`, read at SIGTERM: the probe table's, or without one those asked about so far
+   * (app-gone.ts); none: drain at once.
+   */
+  appPorts: () => readonly number[];
   targetHost: string;
   graceSeconds: number;
   /** Called once when draining starts (serve's /healthz turns 503). */
@@ -19,7 +23,7 @@ export interface ShutdownOptions {
 
 /** Installs the SIGTERM/SIGINT handlers; resolves once serve has drained, with the handlers removed again. */
 export function stopOnSignals(options: ShutdownOptions): Promise<void> {
-  const { log, appPorts } = options;
+  const { log } = options;
   return new Promise<void>((resolve) => {
     let draining = false;
     let waiting: AbortController | undefined;
@@ -39,6 +43,7 @@ export function stopOnSignals(options: ShutdownOptions): Promise<void> {
         waiting.abort(signal);
         return;
       }
+      const appPorts = options.appPorts();
       if (signal === 'SIGINT' || appPorts.length === 0) {
         drain(signal);
         return;

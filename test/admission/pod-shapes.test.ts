@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { injectManifests } from '../../src/rewrite/manifest.js';
+import { injectManifests } from '../../src/manifest/inject.js';
 import { ENVTEST_SERVERS, type Envtest, envtestNeeds, startEnvtest } from '../helpers/envtest.js';
 import {
   factsOptions,

@@ -71,9 +71,14 @@ describe('serve --osm-edge-compat', () => {
 
       // The sidecar's ports still answer the sidecar.
       for (const s of sidecar) expect(await raw(s.port, '')).toBe('SIDECAR\n');
+      // The pod stops: the app's ports close, and serve, which waits on the ports it was asked about, drains.
+      await Promise.all([app.close(), tcp.close()]);
       child.kill('SIGTERM');
       const [code] = await once(child, 'exit');
       expect(code, output()).toBe(0);
+      const asked = [tcp.port, dead, app.port].sort((a, b) => a - b);
+      expect(output()).toContain(`"appPorts":[${asked.join(',')}],"graceSeconds":30`);
+      expect(output()).toContain('"reason":"app gone"');
     } finally {
       child.kill('SIGKILL');
       await Promise.all([...sidecar, app, tcp].map((s) => s.close()));
@@ -93,6 +98,7 @@ describe('serve --osm-edge-compat', () => {
         'Original-Tcp-Port': String(tcp.port),
       });
       expect(answer.status).toBe(200);
+      await tcp.close();
       child.kill('SIGTERM');
       await once(child, 'exit');
       expect(output()).toContain('"level":"debug"');

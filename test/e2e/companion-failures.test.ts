@@ -79,7 +79,7 @@ function judge(name: string, samples: Probed[]) {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the companion fails, the app is fine', () => {
-  it('SIGKILL once: serve is back within 2 s, the app at most one failed liveness probe', async () => {
+  it("SIGKILL once: serve is back within one of the app's liveness periods, so at most one probe fails", async () => {
     const { c, watch } = await watched();
     await sleep(300);
     process.kill(c.servePid() as number, 'SIGKILL');
@@ -87,12 +87,13 @@ describe('the companion fails, the app is fine', () => {
     await sleep(500);
     const { spans, worst, last } = judge('SIGKILL once', await watch.stop());
     expect(spans).toHaveLength(1);
-    expect((spans[0]?.to ?? 0) - (spans[0]?.from ?? 0)).toBeLessThan(2_000);
+    // Shorter than a period, an outage can fail one probe at most (ours take ~0.2 s: docs/companion-failures.md).
+    expect((spans[0]?.to ?? 0) - (spans[0]?.from ?? 0)).toBeLessThan(APP_LIVENESS.periodMs);
     expect(worst).toBeLessThanOrEqual(1);
     expect(last?.ok).toBe(true);
   });
 
-  it('SIGKILL each time it comes back, 4 times: each outage under 2 s, never 3 failures in a row', async () => {
+  it("SIGKILL each time it comes back, 4 times: each outage under the app's liveness period, never 3 failures in a row", async () => {
     const { c, watch } = await watched();
     await sleep(300);
     for (let restarts = 1; restarts <= 4; restarts++) {
@@ -104,7 +105,7 @@ describe('the companion fails, the app is fine', () => {
     await sleep(500);
     const { spans, worst, last } = judge('SIGKILL 4 times in a row', await watch.stop());
     expect(spans).toHaveLength(4);
-    for (const span of spans) expect(span.to - span.from).toBeLessThan(2_000);
+    for (const span of spans) expect(span.to - span.from).toBeLessThan(APP_LIVENESS.periodMs);
     expect(worst).toBeLessThan(APP_LIVENESS.failureThreshold);
     expect(last?.ok).toBe(true);
     // Still supervised: 4 exits are far from the give-up bound.
@@ -146,8 +147,11 @@ describe('the companion fails, the app is fine', () => {
       `hang: killed ${Math.round(killAt - stoppedAt)} ms after SIGSTOP, serving again after ${Math.round(backAt - stoppedAt)} ms`,
     );
     expect(spans).toHaveLength(1);
-    // Detection (3 misses 2 s apart, 1 s each), the 1 s grace, a start: well inside the app's 20-30 s.
-    expect((spans[0]?.to ?? 0) - (spans[0]?.from ?? 0)).toBeLessThan(12_000);
+    // Detection (3 misses 2 s apart, 1 s each), the 1 s grace, a start (~6-8 s): inside the app's 20 s, the
+    // longest outage that fails fewer probes in a row than its threshold.
+    expect((spans[0]?.to ?? 0) - (spans[0]?.from ?? 0)).toBeLessThan(
+      (APP_LIVENESS.failureThreshold - 1) * APP_LIVENESS.periodMs,
+    );
     expect(worst).toBeLessThan(APP_LIVENESS.failureThreshold);
     expect(last?.ok).toBe(true);
   }, 30_000);

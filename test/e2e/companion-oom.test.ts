@@ -56,7 +56,7 @@ describe.skipIf(
     tree?.remove();
   });
 
-  it('serve dies of memory under a burst of slow probes, alone, is back within 3 s, and the app sees under 3 failures', async () => {
+  it("serve dies of memory under a burst of slow probes, alone, is back within the app's liveness period, and the app sees under 3 failures", async () => {
     const cg = tree?.child('companion', { memoryMax: LIMIT, oomGroup: true });
     if (cg === undefined) throw new Error('no cgroup tree');
     const ports = await freePorts(4);
@@ -105,7 +105,8 @@ describe.skipIf(
     // The supervisor lived through it: the container was not restarted, serve was.
     expect(c.child.exitCode).toBeNull();
     expect(['ABRT', 'KILL', 'TRAP']).toContain(died.signal);
-    for (const span of spans) expect(span.to - span.from).toBeLessThan(3_000);
+    // Shorter than the app's 10 s liveness period, an outage fails one probe at most (ours take ~0.2 s).
+    for (const span of spans) expect(span.to - span.from).toBeLessThan(10_000);
     expect(worst).toBeLessThan(3);
     expect(points.at(-1)?.ok).toBe(true);
   }, 60_000);

@@ -1,5 +1,5 @@
 // The recorder: plain numbers per series, made up front from the table and the fixed sets; what each recording
-// moves; that only table entries and fixed sets can become label values; and that a record is cheap.
+// moves; and that only table entries and fixed sets can become label values.
 
 import { describe, expect, it } from 'vitest';
 import { HEADER_CHECK_OUTCOMES, type HeaderProbe, Recorder } from '../../src/metrics/recorder.js';
@@ -154,25 +154,20 @@ describe('Recorder', () => {
     expect(r.headerCheckOutcomes().map((s) => s.labels.outcome)).toEqual([...HEADER_CHECK_OUTCOMES]);
   });
 
-  it('records a probe run in well under a microsecond', () => {
+  it('records every run of a long series of probes, each in flight and done', () => {
+    // How fast it records is the benchmark's to judge (npm run bench -- --recorder), as a ratio to a floor.
     const r = new Recorder(TABLE);
     const live = entry('liveness', 'app');
     const n = 200_000;
-    const record = () => {
-      for (let i = 0; i < n; i++) {
-        r.inFlight('liveness', 1);
-        r.probeRun(live, 'success', (i % 3000) / 1000);
-        r.inFlight('liveness', -1);
-      }
-    };
-    record(); // warm-up: let the JIT optimise it, as it will be on a companion that has run a while
-    const started = performance.now();
-    record();
-    const nsPerRun = ((performance.now() - started) * 1e6) / n;
-    // Typically 20-60 ns here; the bound leaves room for a busy shared machine.
-    expect(nsPerRun).toBeLessThan(1000);
-    expect(durations(r).get(key({ kind: 'liveness', container: 'app', handler: 'httpGet' }))?.count).toBe(
-      2 * n,
-    );
+    for (let i = 0; i < n; i++) {
+      r.inFlight('liveness', 1);
+      r.probeRun(live, 'success', (i % 3000) / 1000);
+      r.inFlight('liveness', -1);
+    }
+    expect(durations(r).get(key({ kind: 'liveness', container: 'app', handler: 'httpGet' }))?.count).toBe(n);
+    expect(
+      runs(r).get(key({ kind: 'liveness', container: 'app', handler: 'httpGet', verdict: 'success' })),
+    ).toBe(n);
+    expect(r.probesInFlight().find((s) => s.labels.listener === 'liveness')?.value).toBe(0);
   });
 });

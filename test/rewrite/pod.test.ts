@@ -273,25 +273,78 @@ function osmEdge(port: number, headers: [string, string][], timeoutSeconds?: num
   return timeoutSeconds === undefined ? { httpGet } : { httpGet, timeoutSeconds };
 }
 
-describe("probes osm-edge's injector rewrote: the pod stays osm-edge's, with a note", () => {
-  it.each<{ name: string; probe: Probe }>([
+describe("probes osm-edge's injector rewrote: the pod stays osm-edge's, with a note that says what answers them", () => {
+  const SIDECAR = {
+    name: 'sidecar',
+    image: 'flomesh/pipy',
+    ports: [{ containerPort: 15901 }, { containerPort: 15902 }, { containerPort: 15903 }],
+  };
+  const HEALTHCHECK = {
+    name: 'osm-healthcheck',
+    image: 'osm-healthcheck',
+    command: ['/osm-healthcheck'],
+    ports: [{ containerPort: 15904 }],
+  };
+  const http = osmEdge(15901, [
+    ['Original-Http-Port', '8080'],
+    ['Original-Http-Path', '/live'],
+  ]);
+  const tcp = osmEdge(15904, [['Original-Tcp-Port', '5432']], 4);
+  const nothingAnswers = (what: string, missing: string) =>
+    `Pod/test: left untouched: "app" ${what} is in osm-edge's form but nothing answers it (no ${missing}): it will fail. Let osm-edge inject the pod, or restore the app's probe (docs/meshes.md)`;
+  const ITS_OWN =
+    "Pod/test: left untouched: osm-edge (or OSM) injected this pod; its sidecar answers the probes on the companion's ports 15901-15904. To use this project there, run its image as osm-edge's healthcheck container (docs/meshes.md)";
+
+  it.each<{ name: string; app: Partial<Container>; beside: Container[]; warning: string }>([
     {
-      name: 'Original-Http-Port + Original-Http-Path',
-      probe: osmEdge(15901, [
-        ['Original-Http-Port', '8080'],
-        ['Original-Http-Path', '/live'],
-      ]),
+      name: 'Original-Http-Port + Original-Http-Path on 15901, no sidecar',
+      app: { livenessProbe: http },
+      beside: [],
+      warning: nothingAnswers('liveness', 'osm-edge sidecar on 15901-15903'),
     },
-    { name: 'Original-Tcp-Port on 15904', probe: osmEdge(15904, [['Original-Tcp-Port', '5432']], 4) },
-    { name: 'a malformed Original-Tcp-Port', probe: osmEdge(15904, [['Original-Tcp-Port', 'http']]) },
-  ])('$name', ({ probe }) => {
-    const spec = pod({ name: 'app', livenessProbe: probe });
+    {
+      name: 'Original-Tcp-Port on 15904, no healthcheck container',
+      app: { livenessProbe: tcp },
+      beside: [],
+      warning: nothingAnswers('liveness', 'osm-edge healthcheck container on 15904'),
+    },
+    {
+      name: 'a malformed Original-Tcp-Port on 15904, no healthcheck container',
+      app: { readinessProbe: osmEdge(15904, [['Original-Tcp-Port', 'http']]) },
+      beside: [],
+      warning: nothingAnswers('readiness', 'osm-edge healthcheck container on 15904'),
+    },
+    {
+      name: 'Original-Tcp-Port on 15904 beside the sidecar alone',
+      app: { livenessProbe: tcp },
+      beside: [SIDECAR],
+      warning: nothingAnswers('liveness', 'osm-edge healthcheck container on 15904'),
+    },
+    {
+      name: 'both forms, neither listener',
+      app: { livenessProbe: http, readinessProbe: tcp },
+      beside: [],
+      warning:
+        'Pod/test: left untouched: "app" liveness, "app" readiness are in osm-edge\'s form but nothing answers them (no osm-edge sidecar on 15901-15903 and no osm-edge healthcheck container on 15904): they will fail. Let osm-edge inject the pod, or restore the app\'s probes (docs/meshes.md)',
+    },
+    {
+      name: 'both forms, with its sidecar and its healthcheck container',
+      app: { livenessProbe: http, readinessProbe: tcp },
+      beside: [SIDECAR, HEALTHCHECK],
+      warning: ITS_OWN,
+    },
+    {
+      name: 'Original-Http-Port on 15901 with its sidecar',
+      app: { livenessProbe: http },
+      beside: [SIDECAR],
+      warning: ITS_OWN,
+    },
+  ])('$name', ({ app, beside, warning }) => {
+    const spec = pod({ name: 'app', ...app }, ...beside);
     const result = rewrite(spec);
     expect(result.spec).toEqual(spec);
     expect(result.changed).toBe(false);
-    expect(result.warnings).toEqual([
-      "Pod/test: left untouched: osm-edge (or OSM) injected this pod; its sidecar answers the probes on the companion's ports 15901-15904. To use this project there, run its image as osm-edge's healthcheck container (docs/meshes.md)",
-    ]);
+    expect(result.warnings).toEqual([warning]);
   });
 });
 

@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { HealthcheckError } from '../../src/errors.js';
-import { injectManifests } from '../../src/rewrite/manifest.js';
+import { injectManifests } from '../../src/manifest/inject.js';
 import {
   type ClusterKnowledge,
   choosePlacement,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseKubeVersion } from '../../src/kube-version.js';
-import { injectManifests } from '../../src/rewrite/manifest.js';
+import { injectManifests } from '../../src/manifest/inject.js';
 import type { ClusterKnowledge, PlacementMode } from '../../src/rewrite/placement.js';
 import type { PodSpec } from '../../src/rewrite/types.js';
 import { WARNING_PREFIX } from '../../src/webhook/admit.js';
@@ -24,6 +24,7 @@ import {
   versionBody,
 } from '../helpers/api-server.js';
 import { closedPort, tcpApp } from '../helpers/apps.js';
+import { BUSY_MACHINE_SLACK_MS } from '../helpers/deadline.js';
 import { makeTestCert } from '../helpers/tls.js';
 import { allListed, type Harness, REWRITE, startHarness } from './harness.js';
 
@@ -225,8 +226,8 @@ describe('the webhook with --placement native-sidecar, per cluster version', () 
     const harness = await webhookFor(api, false, 10_000);
     const started = performance.now();
     expect(await patchedPod(harness, 'hanging')).toEqual(injected(false));
-    // Well within the 10 s the version request may take.
-    expect(performance.now() - started).toBeLessThan(3000);
+    // Well within the 10 s the version request may take, with a busy machine's slack.
+    expect(performance.now() - started).toBeLessThan(BUSY_MACHINE_SLACK_MS);
     await expect.poll(() => api.requests()).toBe(1);
   });
 
@@ -345,7 +346,7 @@ describe('fetchVersion: GET /version as client-go does it in a pod', () => {
     const api = { url: `https://127.0.0.1:${silent.port}`, caFile: cert.certFile, tokenFile: tokenFile('t') };
     const started = performance.now();
     await expect(fetchVersion(api, 300)).rejects.toThrow(/: no answer within 300 ms$/);
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect(performance.now() - started).toBeLessThan(300 + BUSY_MACHINE_SLACK_MS);
   });
 });
 

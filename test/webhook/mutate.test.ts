@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { injectManifests } from '../../src/rewrite/manifest.js';
+import { injectManifests } from '../../src/manifest/inject.js';
 import { RECORD_ANNOTATION } from '../../src/rewrite/record.js';
 import type { PodSpec } from '../../src/rewrite/types.js';
 import { buildWebhookApp } from '../../src/webhook/app.js';

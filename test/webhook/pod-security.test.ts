@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { injectManifests } from '../../src/rewrite/manifest.js';
+import { injectManifests } from '../../src/manifest/inject.js';
 import type { PodSecurityLevel } from '../../src/rewrite/pod-security.js';
 import type { AdmissionResponse } from '../../src/webhook/review.js';
 import { CACHES_ONLY, type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
@@ -274,7 +274,7 @@ describe('the namespace watch', () => {
     const listed = lists();
     // The API server ends each watch at timeoutSeconds (1 s): watched again at once, never listed again.
     const first = watches();
-    await expect.poll(watches, { timeout: 5000 }).toBeGreaterThan(first + 1);
+    await expect.poll(watches).toBeGreaterThan(first + 1);
     standin.outage('hang');
     // The open watch is cut (socket hang up); the next one is accepted and never answered.
     const quiet = await harness.logLine(
@@ -289,7 +289,7 @@ describe('the namespace watch', () => {
     expect(await initOf('open')).toBe(true);
     standin.outage(undefined);
     const before = watches();
-    await expect.poll(watches, { timeout: 5000 }).toBeGreaterThan(before);
+    await expect.poll(watches).toBeGreaterThan(before);
     expect(lists()).toBe(listed);
   });
 

@@ -27,9 +27,7 @@ const api = () => ({ url: standin.url, caFile: standin.caFile, tokenFile: standi
 
 /** The first `count` lines with `msg`, as they come. */
 async function lines(capture: ReturnType<typeof captureLog>, msg: string, count: number): Promise<LogLine[]> {
-  await expect
-    .poll(() => capture.lines.filter((l) => l.msg === msg).length, { timeout: 5000 })
-    .toBeGreaterThanOrEqual(count);
+  await expect.poll(() => capture.lines.filter((l) => l.msg === msg).length).toBeGreaterThanOrEqual(count);
   return capture.lines.filter((l) => l.msg === msg).slice(0, count);
 }
 
@@ -73,7 +71,7 @@ describe('a watch that keeps failing', () => {
 
     // The watch is allowed again and delivers an event: it worked, so the next failure is attempt 1 again.
     standin.rbac.denied.delete('watch namespaces');
-    await expect.poll(() => standin.namespaces.openWatches(), { timeout: 2000 }).toBe(1);
+    await expect.poll(() => standin.namespaces.openWatches()).toBe(1);
     standin.namespaces.put('new', {});
     await expect.poll(() => policies.knowledge('new').state).toBe('known');
     standin.rbac.denied.add('watch namespaces');

@@ -2,14 +2,14 @@
 // OSM pod (theirs alone, or ours that they injected after us), the note on probes the mesh's own prober answers,
 // and our names and ports kept ours. Pure.
 
-import { PORT_RANGE } from '../../scheme.js';
+import { DEFAULT_PORTS, PORT_RANGE } from '../../scheme.js';
 import type { ProbeTable } from '../../table/types.js';
 import { ManifestError } from '../manifest-error.js';
 import { isInjectedContainer, isInjectMade, type Located } from '../our-containers.js';
 import { copyPlain } from '../plain-copy.js';
 import type { PodSpec, RewriteOptions, RewriteResult } from '../types.js';
 import { asOsmInjected } from './osm-form.js';
-import type { MeshPod } from './recognise.js';
+import { httpPort, isOsmHealthcheckContainer, isOsmProbe, isOsmProxy, type MeshPod } from './recognise.js';
 
 const PORTS = `${PORT_RANGE.first}-${PORT_RANGE.last}`;
 const HANDLERS = ['httpGet', 'tcpSocket', 'grpc'] as const;
@@ -25,6 +25,54 @@ function hasAppProbes(containers: readonly Located[], mesh: MeshPod): boolean {
           typeof probe === 'object' && probe !== null && HANDLERS.some((h) => probe[h] !== undefined),
       ),
   );
+}
+
+const PROBE_FIELDS = [
+  ['livenessProbe', 'liveness'],
+  ['readinessProbe', 'readiness'],
+  ['startupProbe', 'startup'],
+] as const;
+
+/**
+ * App probes in osm-edge's form that nothing in the pod answers: its sidecar listens on 15901-15903 and its
+ * healthcheck container on 15904, and a pod can carry the form without them (its injector's output edited, or
+ * copied from another pod). `probes` as `"app" liveness`; `missing` names what is not there.
+ */
+function unansweredOsmProbes(
+  containers: readonly Located[],
+  mesh: MeshPod,
+): { probes: string[]; missing: string[] } {
+  const sidecar = containers.some(({ container }) => isOsmProxy(container));
+  const healthcheck = containers.some(({ container }) => isOsmHealthcheckContainer(container));
+  const probes: string[] = [];
+  const missing = new Set<string>();
+  for (const { container } of containers) {
+    if (mesh.containers.has(container.name) || isInjectedContainer(container.name)) continue;
+    for (const [field, kind] of PROBE_FIELDS) {
+      const probe = container[field];
+      if (!isOsmProbe(probe)) continue;
+      const onHealthcheck = httpPort(probe as NonNullable<typeof probe>) === DEFAULT_PORTS.healthcheck;
+      if (onHealthcheck ? healthcheck : sidecar) continue;
+      probes.push(`"${container.name}" ${kind}`);
+      missing.add(
+        onHealthcheck
+          ? `osm-edge healthcheck container on ${DEFAULT_PORTS.healthcheck}`
+          : 'osm-edge sidecar on 15901-15903',
+      );
+    }
+  }
+  return { probes, missing: [...missing] };
+}
+
+/** Why an osm-edge pod is left untouched: what answers its probes, or that nothing does and what to do. */
+function untouchedReason(containers: readonly Located[], mesh: MeshPod): string {
+  const { probes, missing } = unansweredOsmProbes(containers, mesh);
+  if (probes.length === 0) {
+    return `left untouched: ${mesh.title} injected this pod; its sidecar answers the probes on the companion's ports 15901-15904. To use this project there, run its image as osm-edge's healthcheck container (docs/meshes.md)`;
+  }
+  const one = probes.length === 1;
+  // What happened first, then what follows and the way out (warnings are cut at 256 characters).
+  return `left untouched: ${probes.join(', ')} ${one ? 'is' : 'are'} in osm-edge's form but nothing answers ${one ? 'it' : 'them'} (no ${missing.join(' and no ')}): ${one ? 'it' : 'they'} will fail. Let osm-edge inject the pod, or restore the app's ${one ? 'probe' : 'probes'} (docs/meshes.md)`;
 }
 
 /**
@@ -60,7 +108,7 @@ export function osmPod(
   }
   const unchanged = { spec: copyPlain(spec), annotations: {}, table: {}, changed: false };
   if (!hasAppProbes(containers, mesh)) return { ...unchanged, warnings: [] };
-  const reason = `left untouched: ${mesh.title} injected this pod; its sidecar answers the probes on the companion's ports 15901-15904. To use this project there, run its image as osm-edge's healthcheck container (docs/meshes.md)`;
+  const reason = untouchedReason(containers, mesh);
   return {
     ...unchanged,
     warnings: [`${resource}: ${reason}`],

@@ -59,7 +59,7 @@ function argAfter(container: Container | undefined, flag: string): string | unde
   return typeof value === 'string' ? value : undefined;
 }
 
-function httpPort(probe: Probe): number | undefined {
+export function httpPort(probe: Probe): number | undefined {
   const port = probe.httpGet?.port;
   return typeof port === 'number'
     ? port
@@ -235,6 +235,11 @@ export function isOsmProbe(probe: Probe | undefined): boolean {
 /** osm-edge's Pipy container and OSM's Envoy container. */
 const OSM_PROXIES = ['sidecar', 'envoy'];
 
+/** osm-edge's Pipy or OSM's Envoy, by the name their injector gives it. */
+export function isOsmProxy(container: Container): boolean {
+  return OSM_PROXIES.includes(String(container.name));
+}
+
 export function declaresCompanionPort(container: Container): boolean {
   const ports = Array.isArray(container.ports) ? container.ports : [];
   return ports.some((p) => typeof p?.containerPort === 'number' && isCompanionPort(p.containerPort));
@@ -253,7 +258,7 @@ function osm(spec: PodSpec, ours: boolean): MeshPod | undefined {
     named(spec, 'osm-init') !== undefined ||
     containers.some(isOsmHealthcheckContainer) ||
     // Its proxy declares its probe listeners (pipy_container.go, envoy_container.go), also with its CNI.
-    containers.some((c) => OSM_PROXIES.includes(String(c.name)) && declaresCompanionPort(c)) ||
+    containers.some((c) => isOsmProxy(c) && declaresCompanionPort(c)) ||
     // Its injector wrapped probes that pointed at our companion: it ran after us.
     probes.some((p) => p?.httpGet !== undefined && originalTarget(p.httpGet).found === 'wrapped') ||
     (!ours && probes.some((p) => isOsmProbe(p)));

@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
-import { syncNode } from '../../src/rewrite/sync.js';
+import { syncNode } from '../../src/manifest/sync.js';
 
 function sync(source: string, change: (value: Record<string, unknown>) => void): string {
   const doc = parseDocument(source);

@@ -11,7 +11,7 @@ import {
   parseAllDocuments,
   type SchemaOptions,
 } from 'yaml';
-import { documentValue, duplicateKey } from '../../src/rewrite/document-value.js';
+import { documentValue, duplicateKey } from '../../src/manifest/document-value.js';
 
 type Options = ParseOptions & DocumentOptions & SchemaOptions;
 

@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HealthcheckError } from '../../src/errors.js';
+import { injectManifests } from '../../src/manifest/inject.js';
 import { DEFAULT_IMAGE } from '../../src/rewrite/companion.js';
-import { injectManifests } from '../../src/rewrite/manifest.js';
 import { RECORD_ANNOTATION } from '../../src/rewrite/record.js';
 import type { RewriteOptions } from '../../src/rewrite/types.js';
 

@@ -16,7 +16,7 @@ import {
   YAMLMap,
   type YAMLSeq,
 } from 'yaml';
-import { BUILT_TEXTS, BuiltMap, BuiltSeq, buildNode } from '../../src/rewrite/built-nodes.js';
+import { BUILT_TEXTS, BuiltMap, BuiltSeq, buildNode } from '../../src/manifest/built-nodes.js';
 
 interface PrintOptions {
   indent: number;
