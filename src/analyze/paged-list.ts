@@ -9,12 +9,19 @@ export const PAGE_SIZE = 500;
 
 export type ListOutcome = { ok: true; count: number } | { ok: false; status: number; message: string };
 
+export interface ListOptions {
+  /** Items per page. */
+  limit?: number;
+  /** Only each item's metadata is read: the API server sends no more (kube-client.ts). */
+  metadataOnly?: boolean;
+}
+
 /** Every item of `path` (a collection, with or without a query), page by page, to `each`. */
 export async function eachItem(
   client: ClusterClient,
   path: string,
   each: (item: Json) => void,
-  limit = PAGE_SIZE,
+  { limit = PAGE_SIZE, metadataOnly = false }: ListOptions = {},
 ): Promise<ListOutcome> {
   let token: string | undefined;
   let count = 0;
@@ -22,7 +29,7 @@ export async function eachItem(
     const url = new URL(path, 'https://list.invalid');
     url.searchParams.set('limit', String(limit));
     if (token !== undefined) url.searchParams.set('continue', token);
-    const reply: ListReply = await client.list(`${url.pathname}${url.search}`);
+    const reply: ListReply = await client.list(`${url.pathname}${url.search}`, metadataOnly);
     if (!reply.ok) return { ok: false, status: reply.status, message: reply.message };
     try {
       for (const item of reply.items()) {
