@@ -1,7 +1,9 @@
 // A list read page by page (`limit` and `continue`, as kubectl and client-go's pager read it), each page handed on
 // and dropped before the next is asked for, so memory holds one page, whatever the cluster's size; each item is
-// parsed only when it is handed on (list-items.ts), so a page's objects die young.
+// parsed only when it is handed on (list-items.ts), so a page's objects die young; and they are collected before
+// the next page is asked for when the command bounds the heap (heap.ts).
 
+import { collectGarbage } from './heap.js';
 import type { ClusterClient, Json, ListReply } from './kube-client.js';
 
 /** The API server's page size for lists: kubectl's default chunk size. */
@@ -41,6 +43,7 @@ export async function eachItem(
       return { ok: false, status: 200, message: `an item of ${url.pathname} is no JSON: ${err.message}` };
     }
     token = reply.continue;
+    collectGarbage();
   } while (token !== undefined);
   return { ok: true, count };
 }
