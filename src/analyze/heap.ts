@@ -16,13 +16,7 @@ export function boundHeap(): void {
   if (collect !== undefined) return;
   setFlagsFromString('--semi-space-growth-factor=1');
   setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  // Twice: on Node 24 the first collection leaves the pages' ArrayBuffers, and so their native memory, to the next
-  // one (one: 128-147 MiB; two: 109-111 MiB), for ~1 CPU second over 10,000 pods.
-  collect = () => {
-    gc();
-    gc();
-  };
+  collect = runInNewContext('gc') as () => void;
 }
 
 /** A full collection, when boundHeap() was called: between the pages of a list, whose items are dead by then. */
