@@ -153,3 +153,47 @@ function lazyCjsBundle(entryPoint, file, plugins) {
 export function metricsBundle() {
   return lazyCjsBundle(METRICS_EXPOSITION, METRICS_FILE, [leanPromClient]);
 }
+
+// What analyze's kubeconfig (@kubernetes/client-node's dist/config.js) imports at load and analyze never runs:
+// the generated API models and their ObjectSerializer (~0.5 MB of source, thousands of classes made at load) are
+// for makeApiClient, and node-fetch (with whatwg-url and tr46, and Node 24's deprecation warning for punycode) is
+// for applyToFetchOptions; analyze sends its own requests after applyToHTTPSOptions (src/analyze/kube-client.ts).
+// Each is replaced by a module whose exports throw if they are ever called.
+const NOT_IN_ANALYZE = {
+  './gen/index.js': ['createConfiguration', 'ServerConfiguration'],
+  'node-fetch': ['Headers'],
+};
+// A kubeconfig's proxy-url still works: its agents (socks with its IP parsing, hpagent) load on first use.
+const LAZY_IN_KUBE_CONFIG = {
+  'socks-proxy-agent': ['SocksProxyAgent'],
+  hpagent: ['HttpProxyAgent', 'HttpsProxyAgent'],
+};
+const KUBE_CONFIG = /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/;
+
+/** @type {import('esbuild').Plugin} */
+export const leanKubeConfig = {
+  name: 'lean-kube-config',
+  setup(b) {
+    const names = [...Object.keys(NOT_IN_ANALYZE), ...Object.keys(LAZY_IN_KUBE_CONFIG)];
+    const filter = new RegExp(`^(${names.map((n) => n.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    b.onResolve({ filter }, (args) =>
+      KUBE_CONFIG.test(args.importer)
+        ? { path: args.path, namespace: 'kube-config', pluginData: { resolveDir: args.resolveDir } }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'kube-config' }, (args) => {
+      const gone = NOT_IN_ANALYZE[args.path];
+      const lines =
+        gone === undefined
+          ? LAZY_IN_KUBE_CONFIG[args.path].map(
+              (name) =>
+                `export function ${name}(...args) { return new (require(${JSON.stringify(args.path)}).${name})(...args); }`,
+            )
+          : gone.map(
+              (name) =>
+                `export function ${name}() { throw new Error(${JSON.stringify(`${args.path}'s ${name} is not bundled in analyze`)}); }`,
+            );
+      return { contents: lines.join('\n'), loader: 'js', resolveDir: args.pluginData.resolveDir };
+    });
+  },
+};

@@ -99,7 +99,9 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
   const checks: Check[] = [];
   const scope = namespace === undefined ? 'cluster-wide' : `in namespace ${namespace}`;
 
-  // Namespaces: which the webhook sees, and their Pod Security levels (its namespace cache, read once).
+  // Namespaces: which the webhook sees, and their Pod Security levels (its namespace cache, read once). Of them, of
+  // ReplicaSets and of Jobs only the metadata is read (labels, owners), so only the metadata is asked for: a
+  // ReplicaSet's or Job's pod template would be bytes and garbage for nothing.
   const namespaces = new Map<string, { selected: boolean; policy: EnforcedPolicy }>();
   const keepNamespace = (object: Json) => {
     const name = nameOf(object);
@@ -110,7 +112,7 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     });
   };
   if (namespace === undefined) {
-    const listed = await eachItem(client, '/api/v1/namespaces', keepNamespace);
+    const listed = await eachItem(client, '/api/v1/namespaces', keepNamespace, { metadataOnly: true });
     // Without the namespaces there is no data plane either: like the pods (below), that needs action.
     if (!listed.ok) {
       checks.push({
@@ -144,7 +146,7 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     client,
     '/api/v1/nodes',
     (node) => nodes.set(nameOf(node), kubeletOf(node)),
-    inputs.nodePage ?? 50,
+    { limit: inputs.nodePage ?? 50 },
   );
   let kubelets: KubeletKnowledge = oldestKubelet(nodes);
   if (!nodesListed.ok) {
@@ -196,7 +198,9 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     ['apps', 'replicasets', 'ReplicaSet'],
     ['batch', 'jobs', 'Job'],
   ] as const) {
-    const listed = await eachItem(client, collection(group, resource, namespace), keepParent(kind));
+    const listed = await eachItem(client, collection(group, resource, namespace), keepParent(kind), {
+      metadataOnly: true,
+    });
     if (!listed.ok) {
       const what = `which ${kind === 'ReplicaSet' ? 'Deployment' : 'CronJob'} owns each ${kind}`;
       checks.push(

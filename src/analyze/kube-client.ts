@@ -32,8 +32,11 @@ export interface ClusterClient {
   /** The context's namespace, else `default`: kubectl's namespace without -n. */
   namespace: string;
   get(path: string): Promise<ApiReply>;
-  /** A GET of a collection (with its query), one page. */
-  list(path: string): Promise<ListReply>;
+  /**
+   * A GET of a collection (with its query), one page; with `metadataOnly` each item is only its metadata (a
+   * PartialObjectMetadata), as kubectl asks for it, or the whole object from a server that cannot.
+   */
+  list(path: string, metadataOnly?: boolean): Promise<ListReply>;
   post(path: string, body: Json): Promise<ApiReply>;
 }
 
@@ -51,6 +54,9 @@ export class ClusterError extends HealthcheckError {
     this.name = 'ClusterError';
   }
 }
+
+/** kubectl's Accept for a list of metadata: the object's metadata alone, else the object. */
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
 /** Answers bigger than this are refused: a page of 500 pods is a few MB; nothing analyze asks for is near it. */
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
@@ -98,8 +104,13 @@ export function connect(options: ConnectOptions): ClusterClient {
   }
   const context = config.getCurrentContext() || 'in-cluster';
   const namespace = config.getContextObject(context)?.namespace ?? 'default';
-  const send = async (method: string, path: string, body?: Json): Promise<Answer> => {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  const send = async (
+    method: string,
+    path: string,
+    body?: Json,
+    accept = 'application/json',
+  ): Promise<Answer> => {
+    const headers: Record<string, string> = { accept };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const request: RequestOptions = { method, headers };
     try {
@@ -118,7 +129,8 @@ export function connect(options: ConnectOptions): ClusterClient {
     context,
     namespace,
     get: async (path) => replyOf(...(await send('GET', path))),
-    list: async (path) => listReplyOf(...(await send('GET', path))),
+    list: async (path, metadataOnly) =>
+      listReplyOf(...(await send('GET', path, undefined, metadataOnly ? METADATA_LIST : undefined))),
     post: async (path, body) => replyOf(...(await send('POST', path, body))),
   };
 }

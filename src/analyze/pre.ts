@@ -133,7 +133,9 @@ export async function readPre(client: ClusterClient, options: PreOptions): Promi
   }
 
   const nodes = new Map<string, NodeKubelet>();
-  const nodesListed = await eachItem(client, '/api/v1/nodes', (n) => nodes.set(nameOf(n), kubeletOf(n)), 50);
+  const nodesListed = await eachItem(client, '/api/v1/nodes', (n) => nodes.set(nameOf(n), kubeletOf(n)), {
+    limit: 50,
+  });
   const kubelets: KubeletKnowledge = nodesListed.ok
     ? oldestKubelet(nodes)
     : { state: 'unknown', why: 'nodes could not be listed' };

@@ -2,6 +2,7 @@
 // (src/analyze/kube-client.ts) -> the install, the round trip and every pod the webhook sees -> a table or JSON
 // on stdout, and an exit status for CI and cron: 0 nothing to do, 1 something needs action, 2 usage, 3 no cluster.
 
+import { boundHeap } from '../analyze/heap.js';
 import { connect } from '../analyze/kube-client.js';
 import { readPre } from '../analyze/pre.js';
 import { formatPreJson, formatPreTable } from '../analyze/pre-report.js';
@@ -97,6 +98,7 @@ async function run(argv: readonly string[]): Promise<void> {
   if (!/^\d+$/.test(timeoutText) || timeout < 1 || timeout > 600) {
     throw badFlagValue('--request-timeout', timeoutText, 'whole seconds, 1-600');
   }
+  boundHeap();
   const client = connect({
     ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }),
     ...(values.context === undefined ? {} : { context: values.context }),

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, replyOf, warningsOf } from '../../src/analyze/kube-client.js';
+import { connect, type Json, replyOf, warningsOf } from '../../src/analyze/kube-client.js';
 import { eachItem } from '../../src/analyze/paged-list.js';
 import { tcpApp } from '../helpers/apps.js';
 import { ENVTEST_NEEDS, type Envtest, startEnvtest } from '../helpers/envtest.js';
@@ -90,7 +90,7 @@ describe('eachItem against a real kube-apiserver', () => {
       await env.admin.create('/api/v1/namespaces', {
         apiVersion: 'v1',
         kind: 'Namespace',
-        metadata: { name: `ns-${i}` },
+        metadata: { name: `ns-${i}`, labels: { shard: String(i % 2) } },
       });
     }
   }, 60_000);
@@ -108,7 +108,7 @@ describe('eachItem against a real kube-apiserver', () => {
       client,
       '/api/v1/namespaces',
       (ns) => names.push(String((ns.metadata as { name: string }).name)),
-      2,
+      { limit: 2 },
     );
     expect(outcome.ok).toBe(true);
     expect(names.filter((n) => n.startsWith('ns-'))).toEqual([
@@ -123,4 +123,24 @@ describe('eachItem against a real kube-apiserver', () => {
     expect(outcome).toEqual({ ok: true, count: names.length });
     expect(await eachItem(client, '/api/v1/nope', () => {})).toMatchObject({ ok: false, status: 404 });
   });
+  it.skipIf(skip)(
+    'asks for metadata only: each item is its metadata, labels and all, and no spec',
+    async () => {
+      const file = join(dir, 'kubeconfig');
+      writeFileSync(file, kubeconfigFor(env.url, readFileSync(env.tokenFile('admin'), 'utf8'), env.caFile));
+      const client = connect({ kubeconfig: file, timeoutMs: 10_000 });
+      const items: Json[] = [];
+      const outcome = await eachItem(client, '/api/v1/namespaces', (ns) => items.push(ns), {
+        limit: 3,
+        metadataOnly: true,
+      });
+      expect(outcome).toEqual({ ok: true, count: items.length });
+      const ns3 = items.find((ns) => (ns.metadata as { name: string }).name === 'ns-3');
+      expect(ns3).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { labels: { shard: '1' } } });
+      expect(items.filter((ns) => 'spec' in ns || 'status' in ns)).toEqual([]);
+      expect(
+        items.filter((ns) => String((ns.metadata as { name: string }).name).startsWith('ns-')),
+      ).toHaveLength(7);
+    },
+  );
 });
