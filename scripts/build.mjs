@@ -36,14 +36,19 @@ const yamlWithoutDebugHooks = {
   },
 };
 
-// node-fetch (in @kubernetes/client-node, analyze's kubeconfig) requires `encoding` inside a try, for a charset
-// conversion analyze never asks for; it is no dependency of ours, so its absence is bundled as the throw it expects.
-const optionalEncoding = {
-  name: 'optional-encoding',
+// Modules that analyze's dependencies require inside a try and do without: node-fetch's `encoding` (a charset
+// conversion analyze never asks for) and debug's `supports-color` (colours in a log analyze never turns on; debug
+// comes with the proxy agents). Neither is a dependency of ours: a development install may hold them (another
+// package brings supports-color), the image's production install does not, so each is bundled, in every build, as
+// the throw its requirer expects.
+const OPTIONAL_REQUIRES = ['encoding', 'supports-color'];
+const optionalRequires = {
+  name: 'optional-requires',
   setup(b) {
-    b.onResolve({ filter: /^encoding$/ }, (args) => ({ path: args.path, namespace: 'optional-encoding' }));
-    b.onLoad({ filter: /.*/, namespace: 'optional-encoding' }, () => ({
-      contents: "throw new Error('encoding is not bundled');",
+    const filter = new RegExp(`^(${OPTIONAL_REQUIRES.join('|')})$`);
+    b.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'optional-requires' }));
+    b.onLoad({ filter: /.*/, namespace: 'optional-requires' }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`${args.path} is not bundled`)});`,
       loader: 'js',
     }));
   },
@@ -57,7 +62,7 @@ const results = await Promise.all([
   build({
     ...common,
     entryPoints: COMMANDS.filter((name) => name !== 'serve').map((name) => `src/commands/${name}.ts`),
-    plugins: [yamlWithoutDebugHooks, optionalEncoding, leanKubeConfig],
+    plugins: [yamlWithoutDebugHooks, optionalRequires, leanKubeConfig],
   }),
 ]);
 
