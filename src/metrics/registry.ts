@@ -7,7 +7,8 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import { exactHistogram } from './histogram.js';
 import { processMetrics } from './process-metrics.js';
-import type { Recorder, Sample } from './recorder.js';
+import type { Recorder } from './recorder.js';
+import { refilledMetrics } from './refilled.js';
 
 export const METRIC_PREFIX = 'osm_healthcheck_';
 
@@ -25,25 +26,13 @@ export interface ExpositionOptions {
   restarts: number;
 }
 
-type Labels = Record<string, string | number>;
-
 export function createExposition(recorder: Recorder, options: ExpositionOptions): Exposition {
   const registry = new Registry();
   const registers = [registry];
   processMetrics(registry);
 
   // Counters and gauges are prom-client's own, refilled from the recorder by their collect() before each scrape.
-  const counter = (name: string, help: string, labelNames: string[], read: () => Sample<Labels>[]) =>
-    new Counter({
-      name: `${METRIC_PREFIX}${name}`,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { labels, value } of read()) this.inc(labels, value);
-      },
-    });
+  const { counter } = refilledMetrics(registers, METRIC_PREFIX);
   counter(
     'probes_total',
     "Probes run, by probe kind (or healthcheck for header-driven ones), container, handler and kubelet's verdict.",

@@ -2,10 +2,11 @@
 // WebhookRecorder at scrape time, build info, and the default process and Node.js metrics. Imported on the first
 // GET /metrics (server.ts), so prom-client is evaluated only once someone scrapes.
 
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Gauge, Registry } from 'prom-client';
 import { exactHistogram } from '../../metrics/histogram.js';
 import { processMetrics } from '../../metrics/process-metrics.js';
-import type { Sample, WebhookRecorder } from './recorder.js';
+import { refilledMetrics } from '../../metrics/refilled.js';
+import type { WebhookRecorder } from './recorder.js';
 
 export const WEBHOOK_PREFIX = 'osm_healthcheck_webhook_';
 
@@ -15,36 +16,13 @@ export interface Exposition {
   metrics(): Promise<string>;
 }
 
-type Labels = Record<string, string | number>;
-
 export function createWebhookExposition(recorder: WebhookRecorder, version: string): Exposition {
   const registry = new Registry();
   const registers = [registry];
   processMetrics(registry);
 
   // Refilled from the recorder by their collect() before each scrape.
-  const counter = (name: string, help: string, labelNames: string[], read: () => Sample<Labels>[]) =>
-    new Counter({
-      name: `${WEBHOOK_PREFIX}${name}`,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { labels, value } of read()) this.inc(labels, value);
-      },
-    });
-  const gauge = (name: string, help: string, labelNames: string[], read: () => Sample<Labels>[]) =>
-    new Gauge({
-      name: `${WEBHOOK_PREFIX}${name}`,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { labels, value } of read()) this.set(labels, value);
-      },
-    });
+  const { counter, gauge } = refilledMetrics(registers, WEBHOOK_PREFIX);
 
   counter(
     'admissions_total',
