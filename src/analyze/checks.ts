@@ -16,3 +16,24 @@ export interface Check {
 export function forbidden(section: Check['section'], name: string, what: string, right: string): Check {
   return { section, name, status: 'skip', detail: `cannot check ${what}: needs ${right}` };
 }
+
+/**
+ * A read the API server refused: a missing right is a `skip` line naming it; any other refusal is `fail`, with
+ * the API server's words.
+ */
+export function refused(
+  section: Check['section'],
+  name: string,
+  what: string,
+  failed: { status: number; message: string },
+  right: string,
+): Check {
+  return failed.status === 403
+    ? forbidden(section, name, what, right)
+    : {
+        section,
+        name,
+        status: 'fail',
+        detail: `cannot read ${what}: ${failed.message} (HTTP ${failed.status})`,
+      };
+}

@@ -10,6 +10,7 @@ import { isInjectMade } from '../rewrite/our-containers.js';
 import { readOptOut, rewritePodSpec } from '../rewrite/pod.js';
 import { readRecord } from '../rewrite/record.js';
 import type { Container, PodSpec, RewriteOptions, UntouchedCause } from '../rewrite/types.js';
+import { asObject, stringMap } from './json.js';
 import type { Json } from './kube-client.js';
 
 /** Why a pod the webhook sees is left as it came, one word each (docs/analyze.md#the-classes). */
@@ -66,17 +67,6 @@ export interface PodContext {
   selected: { namespace: boolean; object: boolean };
   /** The options the webhook would rewrite this pod with (its namespace's rules, the kubelets, the versions). */
   options: RewriteOptions;
-}
-
-const asObject = (value: unknown): Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
-
-function stringMap(value: unknown): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(asObject(value)).filter(
-      (entry): entry is [string, string] => typeof entry[1] === 'string',
-    ),
-  );
 }
 
 export const podAnnotations = (pod: Json) => stringMap(asObject(pod.metadata).annotations);

@@ -3,15 +3,9 @@
 // fixes the group. Lists are read page by page and each pod is reduced to its name in a group before the next
 // page is asked for, so memory grows with the number of groups and pod names, not with the pods' specs.
 
-import { parseKubeVersion } from '../kube-version.js';
-import type { ClusterKnowledge, KubeletKnowledge } from '../rewrite/placement.js';
 import type { EnforcedPolicy } from '../rewrite/pod-security.js';
-import type { LimitRange, ResourceQuota } from '../rewrite/resources/namespace-rules.js';
-import type { RewriteOptions } from '../rewrite/types.js';
 import { keptNamespace } from '../webhook/namespace-policies.js';
-import { keptLimitRange, keptResourceQuota } from '../webhook/namespace-rules.js';
-import { kubeletOf, type NodeKubelet, oldestKubelet } from '../webhook/node-kubelets.js';
-import type { Check } from './checks.js';
+import { type Check, refused } from './checks.js';
 import {
   CLASSES,
   type ClassName,
@@ -22,6 +16,8 @@ import {
   podLabels,
   type UntouchedReason,
 } from './classify.js';
+import { clusterKnowledge, readKubelets, readNamespaceRules, rewriteOptions } from './cluster-reads.js';
+import { asObject, nameOf, namespaceOf } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
 import { type LabelSelector, matchesSelector } from './label-selector.js';
 import { eachItem } from './paged-list.js';
@@ -73,26 +69,17 @@ export interface DataPlaneInputs {
   nodePage?: number;
 }
 
-const asObject = (value: unknown): Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
-const nameOf = (object: Json) => String(asObject(object.metadata).name ?? '');
-const namespaceOf = (object: Json) => String(asObject(object.metadata).namespace ?? '');
-
 /** `/api/v1/pods` or `/api/v1/namespaces/NS/pods`. */
 function collection(group: string, resource: string, namespace: string | undefined): string {
   const root = group === '' ? '/api/v1' : `/apis/${group}/v1`;
   return namespace === undefined ? `${root}/${resource}` : `${root}/namespaces/${namespace}/${resource}`;
 }
 
-const cannot = (name: string, what: string, status: number, message: string, right: string): Check => ({
-  section: 'data-plane',
-  name,
-  status: status === 403 ? 'skip' : 'fail',
-  detail:
-    status === 403
-      ? `cannot check ${what}: needs ${right}`
-      : `cannot read ${what}: ${message} (HTTP ${status})`,
-});
+/** A read of the data plane the API server refused (checks.ts). */
+const cannot = (name: string, what: string, failed: { status: number; message: string }, right: string) =>
+  refused('data-plane', name, what, failed, right);
+
+const NO_RULES = { limitRanges: [], resourceQuotas: [] };
 
 export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane> {
   const { client, namespace, settings, selectors } = inputs;
@@ -116,13 +103,7 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     // Without the namespaces there is no data plane either: like the pods (below), that needs action.
     if (!listed.ok) {
       checks.push({
-        ...cannot(
-          'namespaces',
-          'which namespaces are labelled',
-          listed.status,
-          listed.message,
-          'list namespaces',
-        ),
+        ...cannot('namespaces', 'which namespaces are labelled', listed, 'list namespaces'),
         status: 'fail',
       });
       return empty(checks);
@@ -132,7 +113,7 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     if (!reply.ok) {
       const right = `get namespaces/${namespace}`;
       checks.push({
-        ...cannot('namespaces', `namespace ${namespace}`, reply.status, reply.message, right),
+        ...cannot('namespaces', `namespace ${namespace}`, reply, right),
         status: 'fail',
       });
       return empty(checks);
@@ -140,51 +121,15 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     keepNamespace(reply.body);
   }
 
-  // The kubelets: the oldest decides where the companion of a new pod goes (webhook/node-kubelets.ts).
-  const nodes = new Map<string, NodeKubelet>();
-  const nodesListed = await eachItem(
-    client,
-    '/api/v1/nodes',
-    (node) => nodes.set(nameOf(node), kubeletOf(node)),
-    { limit: inputs.nodePage ?? 50 },
-  );
-  let kubelets: KubeletKnowledge = oldestKubelet(nodes);
-  if (!nodesListed.ok) {
-    checks.push(
-      cannot('nodes', "the kubelets' versions", nodesListed.status, nodesListed.message, 'list nodes'),
-    );
-    kubelets = { state: 'unknown', why: 'nodes could not be listed' };
-  }
+  const { kubelets, listed: nodesListed } = await readKubelets(client, inputs.nodePage);
+  if (!nodesListed.ok) checks.push(cannot('nodes', "the kubelets' versions", nodesListed, 'list nodes'));
 
   // Each namespace's LimitRanges and ResourceQuotas, as the webhook keeps them.
-  const limitRanges = new Map<string, LimitRange[]>();
-  const quotas = new Map<string, ResourceQuota[]>();
-  const push = <T>(map: Map<string, T[]>, key: string, value: T) => {
-    const list = map.get(key);
-    if (list === undefined) map.set(key, [value]);
-    else list.push(value);
-  };
-  const ranges = await eachItem(client, collection('', 'limitranges', namespace), (o) =>
-    push(limitRanges, namespaceOf(o), keptLimitRange(o)),
-  );
-  const quotaList = await eachItem(client, collection('', 'resourcequotas', namespace), (o) =>
-    push(quotas, namespaceOf(o), keptResourceQuota(o)),
-  );
-  const rulesRead = ranges.ok && quotaList.ok;
-  if (!ranges.ok)
-    checks.push(
-      cannot('limitranges', 'LimitRanges', ranges.status, ranges.message, `list limitranges ${scope}`),
-    );
-  if (!quotaList.ok) {
-    checks.push(
-      cannot(
-        'resourcequotas',
-        'ResourceQuotas',
-        quotaList.status,
-        quotaList.message,
-        `list resourcequotas ${scope}`,
-      ),
-    );
+  const { rules, ranges, quotas } = await readNamespaceRules(client, namespace);
+  const rulesRead = ranges.ok && quotas.ok;
+  if (!ranges.ok) checks.push(cannot('limitranges', 'LimitRanges', ranges, `list limitranges ${scope}`));
+  if (!quotas.ok) {
+    checks.push(cannot('resourcequotas', 'ResourceQuotas', quotas, `list resourcequotas ${scope}`));
   }
 
   // ReplicaSet -> Deployment and Job -> CronJob, for the workload and its fix.
@@ -203,33 +148,17 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     });
     if (!listed.ok) {
       const what = `which ${kind === 'ReplicaSet' ? 'Deployment' : 'CronJob'} owns each ${kind}`;
-      checks.push(
-        cannot(resource, what, listed.status, listed.message, `list ${group} ${resource} ${scope}`),
-      );
+      checks.push(cannot(resource, what, listed, `list ${group} ${resource} ${scope}`));
     }
   }
 
-  const version = parseKubeVersion(inputs.serverVersion);
-  const cluster: ClusterKnowledge =
-    version === undefined
-      ? { state: 'unknown', why: `the API server reports version ${inputs.serverVersion}` }
-      : { state: 'known', version, sidecarGate: settings.sidecarGate };
-  const optionsFor = (ns: string, policy: EnforcedPolicy): RewriteOptions => ({
-    image: settings.image,
-    placement: settings.placement,
-    cluster,
+  const knowledge = {
+    cluster: clusterKnowledge(inputs.serverVersion, settings.sidecarGate),
     kubelets,
-    podSecurity: { state: 'known', policy },
-    namespaceRules: rulesRead
-      ? {
-          state: 'known',
-          namespace: ns,
-          limitRanges: limitRanges.get(ns) ?? [],
-          resourceQuotas: quotas.get(ns) ?? [],
-        }
-      : { state: 'unchecked' },
-    ...(settings.companionCpuLimit === undefined ? {} : { companionCpuLimit: settings.companionCpuLimit }),
-  });
+    settings,
+  };
+  const optionsFor = (ns: string, policy: EnforcedPolicy) =>
+    rewriteOptions(knowledge, ns, policy, rulesRead ? (rules.get(ns) ?? NO_RULES) : undefined);
 
   const groups = new Map<string, Group>();
   const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<ClassName, number>;
@@ -274,7 +203,7 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
   if (!pods.ok) {
     // Without the pods there is no data plane to speak of: that needs action, whatever else was read.
     checks.push({
-      ...cannot('pods', 'the pods', pods.status, pods.message, `list pods ${scope}`),
+      ...cannot('pods', 'the pods', pods, `list pods ${scope}`),
       status: 'fail',
     });
   }

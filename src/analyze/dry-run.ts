@@ -5,12 +5,11 @@
 
 import { COMPANION_NAME } from '../rewrite/companion.js';
 import { readRecord } from '../rewrite/record.js';
+import { WARNING_PREFIX } from '../webhook/admit.js';
 import type { Check } from './checks.js';
 import { podAnnotations } from './classify.js';
+import { asObject } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
-
-/** The prefix of every warning our webhook sends (src/webhook/admit.ts). */
-const OUR_WARNINGS = 'osm-healthcheck: ';
 
 /** What the dry run learnt of the live webhook: the release and image a pod created now gets. */
 export interface LiveRecord {
@@ -46,9 +45,6 @@ export function roundTripPod(): Json {
   };
 }
 
-const asObject = (value: unknown): Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
-
 /** The verdict on what came back: `pod` as admission left it, `warnings` as the API server relayed them. */
 export function judgeRoundTrip(
   namespace: string,
@@ -61,7 +57,9 @@ export function judgeRoundTrip(
     ...(Array.isArray(spec.containers) ? spec.containers : []),
   ];
   const injected = all.some((c) => asObject(c).name === COMPANION_NAME);
-  const ours = warnings.filter((w) => w.startsWith(OUR_WARNINGS)).map((w) => w.slice(OUR_WARNINGS.length));
+  const ours = warnings
+    .filter((w) => w.startsWith(WARNING_PREFIX))
+    .map((w) => w.slice(WARNING_PREFIX.length));
   const record = readRecord(podAnnotations(pod));
   const where = `a server-side dry-run create of a pod with an httpGet probe in namespace ${namespace}`;
   if (injected && record.state === 'present') {

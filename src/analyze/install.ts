@@ -4,6 +4,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { type Check, forbidden } from './checks.js';
+import { asList, asObject } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
 import type { LabelSelector } from './label-selector.js';
 import { type WebhookSettings, webhookSettings } from './webhook-settings.js';
@@ -39,9 +40,6 @@ export interface Install {
   service: { namespace: string; name: string } | undefined;
 }
 
-const asObject = (value: unknown): Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
-const asList = (value: unknown): Json[] => (Array.isArray(value) ? value.map(asObject) : []);
 const check = (name: string, status: Check['status'], detail: string): Check => ({
   section: 'install',
   name,

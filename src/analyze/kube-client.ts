@@ -7,9 +7,10 @@ import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { briefMessage, HealthcheckError } from '../errors.js';
 import { usageError } from '../flags.js';
+import type { Json } from './json.js';
 import { splitList } from './list-items.js';
 
-export type Json = Record<string, unknown>;
+export type { Json };
 
 /** What the API server answered: the object, or its refusal (a Status) with the HTTP status. */
 export type ApiReply =

@@ -5,7 +5,7 @@
 
 import { COMPANION_NAME, INIT_NAME } from '../rewrite/companion.js';
 import { MESH_FORMATS } from '../rewrite/mesh-exclusion.js';
-import type { ClusterKnowledge, KubeletKnowledge } from '../rewrite/placement.js';
+import type { KubeletKnowledge } from '../rewrite/placement.js';
 import { rewritePodSpec } from '../rewrite/pod.js';
 import type { EnforcedPolicy } from '../rewrite/pod-security.js';
 import { COMPANION_RESOURCES } from '../rewrite/resources/defaults.js';
@@ -13,21 +13,15 @@ import type { LimitRange, ResourceQuota } from '../rewrite/resources/namespace-r
 import { decideCompanion } from '../rewrite/run-to-completion.js';
 import type { Container, PodSpec, RewriteOptions, UntouchedCause } from '../rewrite/types.js';
 import type { Check } from './checks.js';
+import { type Knowledge, type NamespaceRules, rewriteOptions } from './cluster-reads.js';
 import { roundTripPod } from './dry-run.js';
 import type { Json } from './kube-client.js';
-import type { WebhookSettings } from './webhook-settings.js';
 
 /** A labelled namespace as read: its Pod Security policy, and its rules (undefined where they could not be listed). */
 export interface NamespaceFacts {
   name: string;
   policy: EnforcedPolicy;
-  rules: { limitRanges: LimitRange[]; resourceQuotas: ResourceQuota[] } | undefined;
-}
-
-export interface Knowledge {
-  cluster: ClusterKnowledge;
-  kubelets: KubeletKnowledge;
-  settings: WebhookSettings;
+  rules: NamespaceRules | undefined;
 }
 
 const check = (name: string, status: Check['status'], detail: string): Check => ({
@@ -87,22 +81,9 @@ export interface Sample {
  */
 const EXCLUSION = { [MESH_FORMATS.istio.annotation]: '15901,15902,15903,15904' };
 
-export function optionsFor(facts: NamespaceFacts, knowledge: Knowledge): RewriteOptions {
-  const { settings } = knowledge;
-  return {
-    image: settings.image,
-    placement: settings.placement,
-    cluster: knowledge.cluster,
-    kubelets: knowledge.kubelets,
-    podSecurity: { state: 'known', policy: facts.policy },
-    // Rules it may not read are left to the dry run, where the API server applies them: the defaults go in.
-    namespaceRules:
-      facts.rules === undefined
-        ? { state: 'unchecked' }
-        : { state: 'known', namespace: facts.name, ...facts.rules },
-    ...(settings.companionCpuLimit === undefined ? {} : { companionCpuLimit: settings.companionCpuLimit }),
-  };
-}
+export const optionsFor = (facts: NamespaceFacts, knowledge: Knowledge): RewriteOptions =>
+  // Rules it may not read are left to the dry run, where the API server applies them: the defaults go in.
+  rewriteOptions(knowledge, facts.name, facts.policy, facts.rules);
 
 /** The sample pod through the rewrite, with the namespace's knowledge. */
 export function injectSample(facts: NamespaceFacts, options: RewriteOptions): Sample {

@@ -6,6 +6,7 @@
 
 import type { Check } from './checks.js';
 import { roundTripPod } from './dry-run.js';
+import { asObject } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
 import { eachItem } from './paged-list.js';
 import type { Sample } from './pre-namespaces.js';
@@ -18,9 +19,6 @@ export type PolicyList =
   | { state: 'listed'; version: string; onPods: string[] }
   | { state: 'none'; why: string }
   | { state: 'forbidden' };
-
-const asObject = (value: unknown): Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
 
 /** Names of the policies whose matchConstraints take pods as they are created. */
 export function policiesOnPods(policies: readonly Json[]): string[] {

@@ -4,6 +4,7 @@
 // later one changed the pod. Pure: the configurations as listed, our configuration's name and reinvocation.
 
 import type { Check } from './checks.js';
+import { asList, asObject } from './json.js';
 import type { Json } from './kube-client.js';
 import { type LabelSelector, matchesSelector } from './label-selector.js';
 
@@ -33,9 +34,6 @@ export function meshOf(config: string, webhook: string): string | undefined {
   return INJECTORS.find((i) => i.matches(config, webhook))?.mesh;
 }
 
-const asObject = (value: unknown): Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
-const asList = (value: unknown): Json[] => (Array.isArray(value) ? value.map(asObject) : []);
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 
 /** A rule of a webhook that sends it pods when they are created (wildcards included; `pods/status` is not pods). */

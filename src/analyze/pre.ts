@@ -4,21 +4,23 @@
 // server admits a pod with the companion (a dry run); the other mutating webhooks on pods and their order against
 // ours; whether the caller may create what the install creates. A right it lacks is a `skip` line saying which.
 
-import { parseKubeVersion } from '../kube-version.js';
-import type { ClusterKnowledge, KubeletKnowledge } from '../rewrite/placement.js';
-import type { LimitRange, ResourceQuota } from '../rewrite/resources/namespace-rules.js';
 import { keptNamespace } from '../webhook/namespace-policies.js';
-import { keptLimitRange, keptResourceQuota } from '../webhook/namespace-rules.js';
-import { kubeletOf, type NodeKubelet, oldestKubelet } from '../webhook/node-kubelets.js';
-import { type Check, forbidden } from './checks.js';
+import { type Check, forbidden, refused } from './checks.js';
 import { podLabels } from './classify.js';
+import {
+  clusterKnowledge,
+  type Knowledge,
+  readKubelets,
+  readNamespaceRules,
+  readServerVersion,
+} from './cluster-reads.js';
 import { DEFAULT_NAMESPACE_SELECTOR, INJECT_WEBHOOK } from './install.js';
-import { type ClusterClient, ClusterError, type Json } from './kube-client.js';
+import { asList, asObject, nameOf } from './json.js';
+import type { ClusterClient, Json } from './kube-client.js';
 import { type LabelSelector, matchesSelector, selectorQuery } from './label-selector.js';
 import { eachItem } from './paged-list.js';
 import {
   injectSample,
-  type Knowledge,
   type NamespaceFacts,
   optionsFor,
   placementChecks,
@@ -54,10 +56,6 @@ export interface PreReport {
 /** Namespaces beyond this many are not tested one by one: said in a line. */
 export const NAMESPACE_LIMIT = 100;
 
-const asObject = (value: unknown): Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
-const asList = (value: unknown): Json[] => (Array.isArray(value) ? value.map(asObject) : []);
-const nameOf = (object: Json) => String(asObject(object.metadata).name ?? '');
 const check = (name: string, status: Check['status'], detail: string): Check => ({
   section: 'pre',
   name,
@@ -113,13 +111,7 @@ async function readConfigurations(
 }
 
 export async function readPre(client: ClusterClient, options: PreOptions): Promise<PreReport> {
-  const version = await client.get('/version');
-  if (!version.ok) {
-    throw new ClusterError(
-      `the API server ${client.server} refused GET /version: ${version.message} (HTTP ${version.status})`,
-    );
-  }
-  const serverVersion = String(version.body.gitVersion ?? 'unknown');
+  const serverVersion = await readServerVersion(client);
   const checks: Check[] = [];
   const { ours, all } = await readConfigurations(client, options.webhookConfig);
 
@@ -132,18 +124,8 @@ export async function readPre(client: ClusterClient, options: PreOptions): Promi
     if (deployment.ok) settings = webhookSettings(deployment.body);
   }
 
-  const nodes = new Map<string, NodeKubelet>();
-  const nodesListed = await eachItem(client, '/api/v1/nodes', (n) => nodes.set(nameOf(n), kubeletOf(n)), {
-    limit: 50,
-  });
-  const kubelets: KubeletKnowledge = nodesListed.ok
-    ? oldestKubelet(nodes)
-    : { state: 'unknown', why: 'nodes could not be listed' };
-  const parsed = parseKubeVersion(serverVersion);
-  const cluster: ClusterKnowledge =
-    parsed === undefined
-      ? { state: 'unknown', why: `the API server reports version ${serverVersion}` }
-      : { state: 'known', version: parsed, sidecarGate: settings.sidecarGate };
+  const { kubelets, listed: nodesListed } = await readKubelets(client);
+  const cluster = clusterKnowledge(serverVersion, settings.sidecarGate);
   const knowledge: Knowledge = { cluster, kubelets, settings };
   checks.push(...placementChecks(versionsLine(serverVersion, kubelets), knowledge));
   if (!nodesListed.ok) {
@@ -174,7 +156,8 @@ export async function readPre(client: ClusterClient, options: PreOptions): Promi
         ),
       );
     }
-    const rules = await readRules(client, options.namespace);
+    const read = await readNamespaceRules(client, options.namespace);
+    const rules = read.ranges.ok && read.quotas.ok ? read.rules : undefined;
     const rulesRight = `list limitranges and resourcequotas ${options.namespace === undefined ? 'cluster-wide' : `in ${options.namespace}`}`;
     let policies: Promise<PolicyList> | undefined;
     const listPolicies = () => {
@@ -248,10 +231,7 @@ const forbiddenOr = (
   what: string,
   failed: { status: number; message: string },
   right: string,
-) =>
-  failed.status === 403
-    ? forbidden('pre', name, what, right)
-    : check(name, 'fail', `cannot read ${what}: ${failed.message} (HTTP ${failed.status})`);
+) => refused('pre', name, what, failed, right);
 
 interface Labelled {
   name: string;
@@ -322,31 +302,6 @@ export function namespacesCheck(
     );
   }
   return check('namespaces', 'ok', `${names.length} matching ${selector}: ${names.join(', ')}`);
-}
-
-/** Each namespace's LimitRanges and ResourceQuotas, as the webhook keeps them; undefined where they cannot be listed. */
-async function readRules(
-  client: ClusterClient,
-  namespace: string | undefined,
-): Promise<Map<string, { limitRanges: LimitRange[]; resourceQuotas: ResourceQuota[] }> | undefined> {
-  const rules = new Map<string, { limitRanges: LimitRange[]; resourceQuotas: ResourceQuota[] }>();
-  const of = (object: Json) => {
-    const ns = String(asObject(object.metadata).namespace ?? '');
-    let found = rules.get(ns);
-    if (found === undefined) {
-      found = { limitRanges: [], resourceQuotas: [] };
-      rules.set(ns, found);
-    }
-    return found;
-  };
-  const root = namespace === undefined ? '/api/v1' : `/api/v1/namespaces/${namespace}`;
-  const ranges = await eachItem(client, `${root}/limitranges`, (o) =>
-    of(o).limitRanges.push(keptLimitRange(o)),
-  );
-  const quotas = await eachItem(client, `${root}/resourcequotas`, (o) =>
-    of(o).resourceQuotas.push(keptResourceQuota(o)),
-  );
-  return ranges.ok && quotas.ok ? rules : undefined;
 }
 
 /** --no-dry-run: the policies on pods named, none tested. */

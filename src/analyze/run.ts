@@ -4,10 +4,11 @@
 
 import { RECORD_VERSION } from '../rewrite/record.js';
 import { type Check, forbidden } from './checks.js';
+import { readServerVersion } from './cluster-reads.js';
 import { readDataPlane } from './data-plane.js';
 import { roundTrip } from './dry-run.js';
 import { readInstall } from './install.js';
-import { type ClusterClient, ClusterError } from './kube-client.js';
+import type { ClusterClient } from './kube-client.js';
 import { type LabelSelector, selectorQuery } from './label-selector.js';
 import { type Report, reportNeedsAction } from './report.js';
 import { webhookSettings } from './webhook-settings.js';
@@ -24,15 +25,7 @@ export interface AnalyzeOptions {
 }
 
 export async function analyzeCluster(client: ClusterClient, options: AnalyzeOptions): Promise<Report> {
-  const version = await client.get('/version');
-  if (!version.ok) {
-    // Even an unauthenticated caller may read /version (system:public-info-viewer): a refusal means the
-    // credentials themselves were refused.
-    throw new ClusterError(
-      `the API server ${client.server} refused GET /version: ${version.message} (HTTP ${version.status})`,
-    );
-  }
-  const serverVersion = String(version.body.gitVersion ?? 'unknown');
+  const serverVersion = await readServerVersion(client);
   const install = await readInstall(
     client,
     {

@@ -5,6 +5,7 @@
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { type PlacementMode, parsePlacementMode } from '../rewrite/placement.js';
 import { type PodSecurityLevel, parseLevel } from '../rewrite/pod-security.js';
+import { asList, asObject } from './json.js';
 import type { Json } from './kube-client.js';
 
 export interface WebhookSettings {
@@ -18,10 +19,6 @@ export interface WebhookSettings {
   /** Each flag or variable that could not be read, and what was assumed instead. */
   problems: string[];
 }
-
-const asObject = (value: unknown): Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
-const asList = (value: unknown): Json[] => (Array.isArray(value) ? value.map(asObject) : []);
 
 /** `--name value` or `--name=value` in args; `true` for a flag given alone. */
 function flagValue(args: readonly string[], name: string): string | undefined {

@@ -3,6 +3,7 @@
 // a new pod goes through the webhook, a running one never does.
 
 import type { ClassName } from './classify.js';
+import { asObject } from './json.js';
 import type { Json } from './kube-client.js';
 
 export interface Owner {
@@ -16,9 +17,6 @@ export interface Workload {
   kind: string;
   name: string;
 }
-
-const asObject = (value: unknown): Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
 
 /** The controller among an object's ownerReferences (the one `controller: true`), if any. */
 export function controllerOf(object: Json): Owner | undefined {

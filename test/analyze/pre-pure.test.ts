@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import type { Knowledge } from '../../src/analyze/cluster-reads.js';
 import { namespacesCheck } from '../../src/analyze/pre.js';
 import {
   injectSample,
-  type Knowledge,
   type NamespaceFacts,
   optionsFor,
   rulesCheck,
