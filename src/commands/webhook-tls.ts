@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeValue, UsageError } from '../errors.js';
 import { badFlagValue, flagOrEnv, sourceName, usageError } from '../flags.js';
+import { BACKOFF } from '../kube/api/backoff.js';
+import { type KubeApi, SERVICE_ACCOUNT_DIR } from '../kube/api/in-cluster.js';
 import type { Logger } from '../log.js';
-import { BACKOFF } from '../webhook/cluster-version.js';
-import { type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import { POLICY } from '../webhook/tls/rotation.js';
 import { fileTls, selfManagedTls, type TlsSource } from '../webhook/tls-source.js';
 
