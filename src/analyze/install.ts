@@ -1,8 +1,10 @@
 // The install as deployed: the MutatingWebhookConfiguration (failurePolicy, timeout, reinvocation, caBundle),
-// the webhook's Deployment and the ready endpoints of its Service, and the serving certificate against the
-// caBundle (who signed it, for which names, until when). Each a check; a missing right is a `skip` line.
+// the webhook's Deployment and the ready endpoints of its Service, and the serving certificate the webhook
+// publishes on its configuration against the caBundle (who signed it, for which names, until when). Each a check;
+// a missing right is a `skip` line.
 
 import { X509Certificate } from 'node:crypto';
+import { SERVING_CERT_ANNOTATION } from '../webhook/tls/published-cert.js';
 import { type Check, forbidden } from './checks.js';
 import { asList, asObject } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
@@ -156,6 +158,29 @@ export function certificateChecks(
   return checks;
 }
 
+/**
+ * The serving certificate the webhook publishes on its configuration (src/webhook/tls/published-cert.ts: the
+ * public chain, no key), against the caBundle: analyze reads no Secret (docs/security.md).
+ */
+export function publishedCertChecks(
+  config: Json,
+  bundlePem: string,
+  service: { namespace: string; name: string } | undefined,
+  now: Date,
+  name: string,
+): Check[] {
+  const published = asObject(asObject(config.metadata).annotations)[SERVING_CERT_ANNOTATION];
+  if (typeof published === 'string')
+    return certificateChecks(published, bundlePem, service, now, `${name}'s ${SERVING_CERT_ANNOTATION}`);
+  return [
+    check(
+      'ca-bundle',
+      'warn',
+      `MutatingWebhookConfiguration ${name} has no annotation ${SERVING_CERT_ANNOTATION}: the caBundle is not checked against the serving certificate, nor its expiry (the webhook writes the certificate it serves there: is it older than analyze, or without get and update of its configuration? docs/webhook.md#rbac)`,
+    ),
+  ];
+}
+
 export async function readInstall(client: ClusterClient, names: InstallNames, now: Date): Promise<Install> {
   const checks: Check[] = [];
   const install: Install = {
@@ -294,37 +319,10 @@ export async function readInstall(client: ClusterClient, names: InstallNames, no
     }
   }
 
-  // The certificate: the caBundle must have signed the one the webhook serves.
-  const bundle =
-    typeof clientConfig.caBundle === 'string'
-      ? Buffer.from(clientConfig.caBundle, 'base64').toString('utf8')
-      : '';
-  const secretName =
-    install.settings?.tlsSecret ??
-    (install.settings === undefined ? 'osm-healthcheck-webhook-tls' : undefined);
-  if (bundle !== '' && secretName !== undefined) {
-    const secret = await client.get(`/api/v1/namespaces/${namespace}/secrets/${secretName}`);
-    if (secret.ok) {
-      const data = asObject(secret.body.data);
-      const cert =
-        typeof data['tls.crt'] === 'string' ? Buffer.from(data['tls.crt'], 'base64').toString('utf8') : '';
-      checks.push(...certificateChecks(cert, bundle, service, now, `Secret ${namespace}/${secretName}`));
-    } else {
-      checks.push(
-        secret.status === 403
-          ? forbidden(
-              'install',
-              'ca-bundle',
-              'the caBundle against the serving certificate',
-              `get secrets/${secretName} in ${namespace}`,
-            )
-          : check(
-              'ca-bundle',
-              'fail',
-              `cannot read the serving certificate's Secret ${namespace}/${secretName}: ${secret.message}`,
-            ),
-      );
-    }
+  // The certificate: the caBundle must have signed the one the webhook serves, as the webhook publishes it.
+  if (typeof clientConfig.caBundle === 'string' && clientConfig.caBundle !== '') {
+    const bundle = Buffer.from(clientConfig.caBundle, 'base64').toString('utf8');
+    checks.push(...publishedCertChecks(reply.body, bundle, service, now, names.webhookConfig));
   }
   return install;
 }

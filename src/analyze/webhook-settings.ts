@@ -14,8 +14,6 @@ export interface WebhookSettings {
   podSecurityDefault: PodSecurityLevel;
   companionCpuLimit: string | undefined;
   sidecarGate: boolean;
-  /** The Secret of self-managed TLS, or the one mounted where --tls-cert points (cert-manager). */
-  tlsSecret: string | undefined;
   /** Each flag or variable that could not be read, and what was assumed instead. */
   problems: string[];
 }
@@ -40,7 +38,6 @@ export function webhookContainer(deployment: Json): Json | undefined {
 }
 
 export function webhookSettings(deployment: Json): WebhookSettings {
-  const podSpec = asObject(asObject(asObject(deployment.spec).template).spec);
   const container = webhookContainer(deployment) ?? {};
   const args = Array.isArray(container.args) ? container.args.map(String) : [];
   const env = new Map(
@@ -74,28 +71,6 @@ export function webhookSettings(deployment: Json): WebhookSettings {
     podSecurityDefault: level ?? 'privileged',
     companionCpuLimit: read('companion-cpu-limit', 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT'),
     sidecarGate: gate === 'true' || gate === '1',
-    tlsSecret: tlsSecretOf(
-      read('tls-cert', 'OSM_HEALTHCHECK_TLS_CERT'),
-      read('tls-secret', 'OSM_HEALTHCHECK_TLS_SECRET'),
-      container,
-      podSpec,
-    ),
     problems,
   };
-}
-
-/** Self-managed: --tls-secret (its default); files: the Secret volume mounted at the certificate's folder. */
-function tlsSecretOf(
-  certFile: string | undefined,
-  secret: string | undefined,
-  container: Json,
-  podSpec: Json,
-) {
-  if (certFile === undefined) return secret ?? 'osm-healthcheck-webhook-tls';
-  const mount = asList(container.volumeMounts).find(
-    (m) => typeof m.mountPath === 'string' && certFile.startsWith(`${m.mountPath.replace(/\/$/, '')}/`),
-  );
-  const volume = asList(podSpec.volumes).find((v) => v.name === mount?.name);
-  const name = asObject(volume?.secret).secretName;
-  return typeof name === 'string' ? name : undefined;
 }

@@ -91,7 +91,26 @@ export async function tlsSource(
   api: KubeApi | undefined,
   log: Logger,
 ): Promise<TlsSource> {
-  if (choice.mode === 'files') return fileTls(choice.certFile, choice.keyFile, log);
+  const webhookConfig = name(
+    flagOrEnv(values['webhook-config'], 'OSM_HEALTHCHECK_WEBHOOK_CONFIG') ?? TLS_DEFAULTS.webhookConfig,
+    sourceName(values['webhook-config'], '--webhook-config', 'OSM_HEALTHCHECK_WEBHOOK_CONFIG'),
+    false,
+  );
+  const resync = flagOrEnv(values['tls-resync'], 'OSM_HEALTHCHECK_TLS_RESYNC_SECONDS');
+  const resyncMs =
+    1000 *
+    (resync === undefined
+      ? TLS_DEFAULTS.resyncSeconds
+      : seconds(
+          resync,
+          sourceName(values['tls-resync'], '--tls-resync', 'OSM_HEALTHCHECK_TLS_RESYNC_SECONDS'),
+        ));
+  const backoff = { firstMs: BACKOFF.firstMs, maxMs: resyncMs };
+  if (choice.mode === 'files') {
+    // Without an API server (a local run) there is no configuration to publish the certificate on.
+    const publish = api === undefined ? undefined : { api, webhookConfig, resyncMs, backoff };
+    return fileTls(choice.certFile, choice.keyFile, log, undefined, publish);
+  }
   if (api === undefined) {
     throw usageError(
       'self-managed TLS (no --tls-cert/--tls-key) needs the API server, but KUBERNETES_SERVICE_HOST is not set and --kube-api is not given',
@@ -104,15 +123,6 @@ export async function tlsSource(
     sourceName(values.service, '--service', 'OSM_HEALTHCHECK_WEBHOOK_SERVICE'),
     true,
   );
-  const resync = flagOrEnv(values['tls-resync'], 'OSM_HEALTHCHECK_TLS_RESYNC_SECONDS');
-  const resyncMs =
-    1000 *
-    (resync === undefined
-      ? TLS_DEFAULTS.resyncSeconds
-      : seconds(
-          resync,
-          sourceName(values['tls-resync'], '--tls-resync', 'OSM_HEALTHCHECK_TLS_RESYNC_SECONDS'),
-        ));
   return selfManagedTls({
     api,
     namespace,
@@ -121,17 +131,13 @@ export async function tlsSource(
       sourceName(values['tls-secret'], '--tls-secret', 'OSM_HEALTHCHECK_TLS_SECRET'),
       false,
     ),
-    webhookConfig: name(
-      flagOrEnv(values['webhook-config'], 'OSM_HEALTHCHECK_WEBHOOK_CONFIG') ?? TLS_DEFAULTS.webhookConfig,
-      sourceName(values['webhook-config'], '--webhook-config', 'OSM_HEALTHCHECK_WEBHOOK_CONFIG'),
-      false,
-    ),
+    webhookConfig,
     policy: {
       ...POLICY,
       dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`],
     },
     resyncMs,
-    backoff: { firstMs: BACKOFF.firstMs, maxMs: resyncMs },
+    backoff,
     log,
     now: Date.now,
   });
