@@ -171,7 +171,13 @@ export function publishedCertChecks(
 ): Check[] {
   const published = asObject(asObject(config.metadata).annotations)[SERVING_CERT_ANNOTATION];
   if (typeof published === 'string')
-    return certificateChecks(published, bundlePem, service, now, `${name}'s ${SERVING_CERT_ANNOTATION}`);
+    return certificateChecks(
+      published,
+      bundlePem,
+      service,
+      now,
+      `the annotation ${SERVING_CERT_ANNOTATION} of ${name}`,
+    );
   return [
     check(
       'ca-bundle',

@@ -64,12 +64,18 @@ describe('certificate files: the chain published on the configuration', () => {
     harness = await startHarness({
       cert: served,
       tls: (log) =>
-        fileTls(served.certFile, served.keyFile, log, { debounceMs: 20, pollMs: 50 }, {
-          api,
-          webhookConfig: CONFIG,
-          resyncMs: 100,
-          backoff: { firstMs: 20, maxMs: 100 },
-        }),
+        fileTls(
+          served.certFile,
+          served.keyFile,
+          log,
+          { debounceMs: 20, pollMs: 50 },
+          {
+            api,
+            webhookConfig: CONFIG,
+            resyncMs: 100,
+            backoff: { firstMs: 20, maxMs: 100 },
+          },
+        ),
     });
     await expect.poll(published).toBe(served.cert);
     const updates = () =>
