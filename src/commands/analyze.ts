@@ -84,6 +84,16 @@ async function run(argv: readonly string[]): Promise<void> {
   if (values['no-dry-run'] === true && values['dry-run-namespace'] !== undefined) {
     throw usageError('--dry-run-namespace with --no-dry-run', 'one of them');
   }
+  // Each goes into a request path: a DNS-1123 label, as Kubernetes requires of a namespace's name, or no request.
+  for (const flag of ['namespace', 'dry-run-namespace', 'webhook-namespace'] as const) {
+    const value = values[flag];
+    if (value !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value))
+      throw badFlagValue(
+        flag === 'namespace' ? '--namespace/-n' : `--${flag}`,
+        value,
+        'a namespace name (a DNS-1123 label)',
+      );
+  }
   const pre = values.pre === true;
   for (const flag of ['dry-run-namespace', 'show-covered'] as const) {
     if (pre && values[flag] !== undefined) {
