@@ -10,8 +10,8 @@ import { budget, livenessThreshold } from './static-rules.js';
 
 /** Fewer probes than this in the window say nothing about a tail: 5 minutes of kubelet's default period. */
 export const MIN_PROBES = 30;
-/** A p99 at this share of timeoutSeconds or more is near it. */
-export const NEAR_TIMEOUT_SHARE = 0.8;
+/** A p99 at three quarters of timeoutSeconds or more is near it: a quarter of headroom is one load spike. */
+export const NEAR_TIMEOUT_SHARE = 0.75;
 /** A boot that uses this share of its budget or more is near it. */
 export const NEAR_BUDGET_SHARE = 0.8;
 
