@@ -80,10 +80,12 @@ export function formatProbesTable(report: ProbesReport): string {
 }
 
 export function formatProbesJson(report: ProbesReport): string {
-  const { source, span, notes, needsAction, findings } = report;
+  const { source, span, notes, findings, needsAction } = report;
+  // Every field present (null where there is no value): scripts read a stable shape (docs/analyze.md).
   const workloads = report.workloads.map((w) => ({
     ...w,
-    findings: w.findings.map(({ change: _change, ...f }) => f),
+    findings: w.findings.map((f) => ({ ...f, change: f.change ?? null, fix: f.fix ?? null })),
   }));
-  return `${JSON.stringify({ source: source ?? null, span: span ?? null, notes, findings, needsAction, workloads }, null, 2)}\n`;
+  const shape = { source: source ?? null, span: span ?? null, notes, findings, needsAction, workloads };
+  return `${JSON.stringify(shape, null, 2)}\n`;
 }
