@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { liveFindings, MIN_PROBES, type WorkloadSamples } from '../../../src/analyze/probes/live-rules.js';
-import { podProbes } from '../../../src/analyze/probes/pod-probes.js';
+import { type ContainerProbes, podProbes } from '../../../src/analyze/probes/pod-probes.js';
 import type { ContainerSample, FailureWindow, ProbeSample } from '../../../src/analyze/probes/samples.js';
 
 const [container] = podProbes({
@@ -52,7 +52,7 @@ const step = (pods: Record<string, number>): FailureWindow => ({
   pods,
 });
 
-const found = (w: WorkloadSamples) => liveFindings(container!, w);
+const found = (w: WorkloadSamples) => liveFindings(container as ContainerProbes, w);
 
 describe('live probe rules', () => {
   it.each([

@@ -2,7 +2,7 @@
 // the pattern the Kubernetes docs endorse (liveness on the readiness endpoint with a higher failureThreshold).
 
 import { describe, expect, it } from 'vitest';
-import { type PodProbes, podProbes } from '../../../src/analyze/probes/pod-probes.js';
+import { type ContainerProbes, type PodProbes, podProbes } from '../../../src/analyze/probes/pod-probes.js';
 import { staticFindings } from '../../../src/analyze/probes/static-rules.js';
 
 const http = (path: string, extra: Record<string, unknown> = {}) => ({
@@ -11,7 +11,7 @@ const http = (path: string, extra: Record<string, unknown> = {}) => ({
 });
 
 /** A pod spec with one app container `app` and these probes. */
-export const spec = (probes: Record<string, unknown>) => ({
+const spec = (probes: Record<string, unknown>) => ({
   containers: [{ name: 'app', image: 'app', ...probes }],
 });
 
@@ -109,7 +109,7 @@ describe('static probe rules', () => {
     expect(pod.companion).toBe(true);
     expect(pod.containers.map((c) => c.container)).toEqual(['app']);
     expect(pod.containers[0]?.probes.liveness?.check).toBe('HTTP :8080/healthz');
-    expect(staticFindings(pod.containers[0]!, true).map((f) => f.rule)).toEqual([
+    expect(staticFindings(pod.containers[0] as ContainerProbes, true).map((f) => f.rule)).toEqual([
       'liveness-not-after-readiness',
     ]);
   });
@@ -124,7 +124,7 @@ describe('static probe rules', () => {
     for (const probes of faults) {
       const [c] = podProbes(spec(probes)).containers;
       const fixed: Record<string, Record<string, unknown>> = structuredClone(probes) as never;
-      for (const f of staticFindings(c!, true)) {
+      for (const f of staticFindings(c as ContainerProbes, true)) {
         for (const [field, change] of Object.entries(f.change ?? {}))
           fixed[field] = { ...fixed[field], ...change };
       }
