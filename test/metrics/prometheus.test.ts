@@ -179,6 +179,45 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
       promql: 'sum(osm_healthcheck_probe_duration_seconds_count)',
       value: 7,
     },
+    {
+      name: "the bounds 0.5, 0.8 and 0.9 of liveness' 2 s timeout",
+      promql:
+        'count(osm_healthcheck_probe_duration_seconds_bucket{kind="liveness",container="app",le=~"1|1.6|1.8"})',
+      value: 3,
+    },
+    {
+      name: 'the refused TCP connect under its reason',
+      promql:
+        'osm_healthcheck_probe_failures_total{kind="startup",container="db",handler="tcpSocket",reason="refused"}',
+      value: 1,
+    },
+    { name: 'no other failure', promql: 'sum(osm_healthcheck_probe_failures_total)', value: 1 },
+    {
+      name: 'every reason of every probe series, from the first scrape',
+      promql: 'count(osm_healthcheck_probe_failures_total)',
+      value: 5 * 8,
+    },
+    {
+      name: "liveness' timeout as the table holds it",
+      promql: 'osm_healthcheck_probe_timeout_seconds{kind="liveness",container="app",handler="httpGet"}',
+      value: 2,
+    },
+    {
+      name: 'the timeout of each table entry, none for header-driven probes',
+      promql: 'count(osm_healthcheck_probe_timeout_seconds)',
+      value: 3,
+    },
+    {
+      name: 'a first success of liveness and of readiness (a warning), none of the failing startup',
+      promql:
+        'count(osm_healthcheck_probe_first_success_seconds{kind=~"liveness|readiness",container="app"})',
+      value: 2,
+    },
+    {
+      name: 'a first success timed from the first request, as a short positive time',
+      promql: 'osm_healthcheck_probe_first_success_seconds{kind="liveness"} > bool 0',
+      value: 1,
+    },
     { name: 'nothing in flight', promql: 'sum(osm_healthcheck_probes_in_flight)', value: 0 },
     {
       name: 'a header check that ran a TCP connect',
