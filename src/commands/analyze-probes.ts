@@ -28,12 +28,16 @@ export const PROBES_FLAGS = {
 
 type ProbesValues = { [K in keyof typeof PROBES_FLAGS]?: K extends 'probes' ? boolean : string };
 
-export const PROBES_USAGE = `With --probes, judges every workload's probes instead (docs/analyze.md#analyze---probes): static rules over
-its pod template, and live rules over what the companions saw, from --prometheus or --companion-metrics.
+export const PROBES_USAGE = `With --probes, judges every workload's probes instead (docs/analyze.md#analyze---probes): static rules
+over its pod template, and live rules over what the companions saw, from --prometheus or --companion-metrics.
   --probes                 judge the probes
   --prometheus URL         the Prometheus that scrapes the companions (deploy/monitoring's PodMonitor)
-  --prometheus-token-file FILE, --prometheus-user USER --prometheus-password-file FILE, --prometheus-ca-file FILE
-                           its bearer token, or basic auth; the CA of its https:// certificate
+  --prometheus-token-file FILE
+                           its bearer token
+  --prometheus-user USER   with --prometheus-password-file FILE: its basic auth
+  --prometheus-password-file FILE
+  --prometheus-ca-file FILE
+                           the CA of its https:// certificate
   --companion-metrics N    without Prometheus: read at most N companions' /metrics through the API server's pod
                            proxy (needs get pods/proxy: docs/security.md)
   --window DURATION        the live rules' window, e.g. 30m, 1h, 6h (default 1h; 5m-7d)

@@ -62,24 +62,26 @@ Exit status: 0 when nothing needs action, 1 when a check failed or a pod is stal
 --fail-on probes any finding),
 2 on bad usage or an unreadable kubeconfig, 3 when the API server cannot be reached or refuses the credentials.`;
 
-const FLAGS = {
-  pre: { type: 'boolean' },
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  namespace: { type: 'string', short: 'n' },
-  'all-namespaces': { type: 'boolean', short: 'A' },
-  output: { type: 'string', short: 'o' },
-  'show-covered': { type: 'boolean' },
-  'no-dry-run': { type: 'boolean' },
-  'dry-run-namespace': { type: 'string' },
-  'webhook-config': { type: 'string' },
-  'webhook-deployment': { type: 'string' },
-  'webhook-namespace': { type: 'string' },
-  'request-timeout': { type: 'string' },
-  ...PROBES_FLAGS,
-} as const;
+/** The flags, parsed: the one place that lists them. */
+const parse = (argv: readonly string[]) =>
+  parseFlags('analyze', argv, {
+    pre: { type: 'boolean' },
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+    namespace: { type: 'string', short: 'n' },
+    'all-namespaces': { type: 'boolean', short: 'A' },
+    output: { type: 'string', short: 'o' },
+    'show-covered': { type: 'boolean' },
+    'no-dry-run': { type: 'boolean' },
+    'dry-run-namespace': { type: 'string' },
+    'webhook-config': { type: 'string' },
+    'webhook-deployment': { type: 'string' },
+    'webhook-namespace': { type: 'string' },
+    'request-timeout': { type: 'string' },
+    ...PROBES_FLAGS,
+  });
 
-type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
+type Values = ReturnType<typeof parse>['values'];
 
 /** The combinations no run can mean, refused before any request; the request timeout in seconds. */
 function checkFlags(values: Values): number {
@@ -110,7 +112,7 @@ function checkFlags(values: Values): number {
 }
 
 async function run(argv: readonly string[]): Promise<void> {
-  const { values, positionals } = parseFlags('analyze', argv, FLAGS);
+  const { values, positionals } = parse(argv);
   noArguments('analyze', positionals);
   const output = values.output ?? 'table';
   const timeout = checkFlags(values);
