@@ -3,7 +3,7 @@
 // histogram_quantile computes it (linear within the bucket). Pure.
 
 import { isProbeKind } from '../../scheme.js';
-import { FAILURE_REASONS, type FailureReason, type ProbeSample } from './samples.js';
+import { emptySample, FAILURE_REASONS, type FailureReason, type ProbeSample } from './samples.js';
 
 const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
@@ -40,17 +40,7 @@ export function exposedSamples(text: string, namespace: string, pod: string): Pr
     const id = `${kind}/${labels.container}`;
     let s = samples.get(id);
     if (s === undefined) {
-      s = {
-        namespace,
-        pod,
-        container: labels.container ?? '',
-        kind,
-        count: 0,
-        p99Seconds: undefined,
-        timeoutSeconds: undefined,
-        failures: {},
-        firstSuccessSeconds: undefined,
-      };
+      s = emptySample(namespace, pod, labels.container ?? '', kind);
       samples.set(id, s);
     }
     const value = Number(m[3]);

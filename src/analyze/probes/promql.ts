@@ -4,8 +4,14 @@
 // `container`, `reason`. Pure: prometheus-client.ts sends them.
 
 import { isProbeKind } from '../../scheme.js';
-import type { ContainerSample, FailureReason, FailureWindow, ProbeSample } from './samples.js';
-import { FAILURE_REASONS } from './samples.js';
+import {
+  type ContainerSample,
+  emptySample,
+  FAILURE_REASONS,
+  type FailureReason,
+  type FailureWindow,
+  type ProbeSample,
+} from './samples.js';
 
 /** One series of an instant vector, or of a range query's matrix. */
 export interface Series {
@@ -52,17 +58,7 @@ export function samplesOf(answers: Record<string, readonly Series[]>): {
     if (!isProbeKind(kind) || m.namespace === undefined || m.pod === undefined) return undefined;
     let s = probes.get(key(m));
     if (s === undefined) {
-      s = {
-        namespace: m.namespace,
-        pod: m.pod,
-        container: m.container ?? '',
-        kind,
-        count: 0,
-        p99Seconds: undefined,
-        timeoutSeconds: undefined,
-        failures: {},
-        firstSuccessSeconds: undefined,
-      };
+      s = emptySample(m.namespace, m.pod, m.container ?? '', kind);
       probes.set(key(m), s);
     }
     return s;

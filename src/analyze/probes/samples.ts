@@ -33,6 +33,24 @@ export interface ProbeSample {
   firstSuccessSeconds: number | undefined;
 }
 
+/** A probe's sample before any series is read into it. */
+export const emptySample = (
+  namespace: string,
+  pod: string,
+  container: string,
+  kind: ProbeKind,
+): ProbeSample => ({
+  namespace,
+  pod,
+  container,
+  kind,
+  count: 0,
+  p99Seconds: undefined,
+  timeoutSeconds: undefined,
+  failures: {},
+  firstSuccessSeconds: undefined,
+});
+
 export interface ContainerSample {
   namespace: string;
   pod: string;

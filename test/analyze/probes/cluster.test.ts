@@ -6,15 +6,13 @@
 // findings.
 
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
-import { ENVTEST_NEEDS, type Envtest, startEnvtest } from '../../helpers/envtest.js';
-import { kubeconfigFor } from '../../helpers/kubeconfig.js';
+import { ENVTEST_NEEDS, type Envtest } from '../../helpers/envtest.js';
 import { KUBECTL_BIN, skipWithoutKubectl } from '../../helpers/kustomize.js';
 import { skipWithout } from '../../helpers/system-tools.js';
+import { type ProbesCluster, probesCluster, writeRestart } from './probes-cluster.js';
 
 type Json = Record<string, unknown>;
 
@@ -87,8 +85,8 @@ const skip =
   skipWithoutKubectl('analyze --probes: its printed kubectl patches');
 
 describe.skipIf(skip)('analyze --probes against a real kube-apiserver', () => {
+  let cluster: ProbesCluster;
   let env: Envtest;
-  let dir: string;
   let kubeconfig: string;
   const revisions = new Map<string, number>();
 
@@ -143,28 +141,16 @@ describe.skipIf(skip)('analyze --probes against a real kube-apiserver', () => {
   }
 
   const analyze = async (...args: string[]) => {
-    const exit = await runCli(['analyze', '--kubeconfig', kubeconfig, '--probes', '-n', NS, ...args], {
-      env: { KUBECONFIG: '' },
-      timeoutMs: 30_000,
-    });
+    const exit = await cluster.analyze(...args);
     return { ...exit, report: (args.includes('json') ? JSON.parse(exit.stdout) : undefined) as Report };
   };
   const rulesOf = (report: Report) =>
     Object.fromEntries(report.workloads.map((w) => [w.name, w.findings.map((f) => f.rule)]));
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'osm-hc-probes-'));
-    env = await startEnvtest();
-    kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      kubeconfigFor(env.url, readFileSync(env.tokenFile('admin'), 'utf8'), env.caFile),
-    );
-    await env.admin.create('/api/v1/namespaces', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: NS },
-    });
+    cluster = await probesCluster(NS);
+    env = cluster.env;
+    kubeconfig = cluster.kubeconfig;
     await env.admin.create(`/api/v1/namespaces/${NS}/services`, {
       apiVersion: 'v1',
       kind: 'Service',
@@ -174,31 +160,11 @@ describe.skipIf(skip)('analyze --probes against a real kube-apiserver', () => {
     for (const [name, probes] of Object.entries(TEMPLATES)) await deployment(name, probes);
     await deployment('injected', TEMPLATES.identical as Json, injectedSpec());
     // Kubelet's record of a restart, as it writes it: through the status subresource.
-    const pod = await env.admin.get(`/api/v1/namespaces/${NS}/pods/twitchy-r1-0`);
-    await env.admin.put(`/api/v1/namespaces/${NS}/pods/twitchy-r1-0/status`, {
-      ...pod,
-      status: {
-        phase: 'Running',
-        containerStatuses: [
-          {
-            name: 'app',
-            ready: true,
-            restartCount: 4,
-            image: 'app',
-            imageID: '',
-            state: { running: { startedAt: new Date().toISOString() } },
-            lastState: {
-              terminated: { exitCode: 137, reason: 'Error', finishedAt: new Date().toISOString() },
-            },
-          },
-        ],
-      },
-    });
+    await writeRestart(env, NS, 'twitchy-r1-0');
   }, 120_000);
 
   afterAll(async () => {
-    await env?.stop();
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    await cluster?.stop();
   });
 
   it('names each faulty workload with its rule and leaves the sound ones alone, exit 0 (advice)', async () => {

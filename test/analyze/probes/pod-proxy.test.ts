@@ -5,17 +5,14 @@
 // against the companion's liveness port (the app behind it refuses), then analyze reads the companion's /metrics
 // through the API server and names the liveness restarts, exit 1. Root only: skips loudly otherwise, fails in CI.
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, runCli } from '../../helpers/cli.js';
+import { CLI } from '../../helpers/cli.js';
 import { get } from '../../helpers/client.js';
-import { ENVTEST_NEEDS, type Envtest, startEnvtest } from '../../helpers/envtest.js';
-import { kubeconfigFor } from '../../helpers/kubeconfig.js';
+import { ENVTEST_NEEDS, type Envtest } from '../../helpers/envtest.js';
 import { IP, root, skipWithout } from '../../helpers/system-tools.js';
 import { until } from '../../helpers/until.js';
+import { type ProbesCluster, probesCluster, writeRestart } from './probes-cluster.js';
 
 const NS = 'proxied';
 /** Private addresses, one /30 per test process: the host's end, and the pod's inside the namespace. */
@@ -34,9 +31,8 @@ const skip = skipWithout('analyze --probes through the pod proxy', [
 const ip = (...args: string[]) => execa('ip', args);
 
 describe.skipIf(skip)("analyze --probes --companion-metrics through the API server's pod proxy", () => {
+  let cluster: ProbesCluster;
   let env: Envtest;
-  let dir: string;
-  let kubeconfig: string;
   let companion: ResultPromise | undefined;
   const table = { liveness: { app: { tcpSocket: { port: 8080 }, timeoutSeconds: 1 } } };
 
@@ -62,19 +58,9 @@ describe.skipIf(skip)("analyze --probes --companion-metrics through the API serv
     for (let i = 0; i < 5; i++)
       expect((await get(`http://${POD_IP}:15901/osm-liveness-probe/app`)).status).toBe(503);
 
-    dir = mkdtempSync(join(tmpdir(), 'osm-hc-probes-proxy-'));
-    env = await startEnvtest();
-    kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      kubeconfigFor(env.url, readFileSync(env.tokenFile('admin'), 'utf8'), env.caFile),
-    );
-    await env.admin.create('/api/v1/namespaces', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: NS },
-    });
-    const pod = await env.admin.create(`/api/v1/namespaces/${NS}/pods`, {
+    cluster = await probesCluster(NS);
+    env = cluster.env;
+    await env.admin.create(`/api/v1/namespaces/${NS}/pods`, {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'web' },
@@ -94,54 +80,19 @@ describe.skipIf(skip)("analyze --probes --companion-metrics through the API serv
         ],
       },
     });
-    await env.admin.put(`/api/v1/namespaces/${NS}/pods/web/status`, {
-      ...pod,
-      status: {
-        phase: 'Running',
-        podIP: POD_IP,
-        podIPs: [{ ip: POD_IP }],
-        containerStatuses: [
-          {
-            name: 'app',
-            ready: false,
-            restartCount: 2,
-            image: 'app',
-            imageID: '',
-            state: { running: { startedAt: new Date().toISOString() } },
-            lastState: {
-              terminated: { exitCode: 137, reason: 'Error', finishedAt: new Date().toISOString() },
-            },
-          },
-        ],
-      },
-    });
+    await writeRestart(env, NS, 'web', { podIP: POD_IP, podIPs: [{ ip: POD_IP }] });
   }, 120_000);
 
   afterAll(async () => {
     companion?.kill('SIGTERM');
     await companion;
-    await env?.stop();
+    await cluster?.stop();
     await ip('link', 'del', VETH).catch(() => undefined);
     await ip('netns', 'del', NETNS).catch(() => undefined);
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
   it("reads the companion's counts through the pod proxy and names the liveness restarts, exit 1", async () => {
-    const exit = await runCli(
-      [
-        'analyze',
-        '--kubeconfig',
-        kubeconfig,
-        '--probes',
-        '-n',
-        NS,
-        '--companion-metrics',
-        '10',
-        '-o',
-        'json',
-      ],
-      { env: { KUBECONFIG: '' }, timeoutMs: 30_000 },
-    );
+    const exit = await cluster.analyze('--companion-metrics', '10', '-o', 'json');
     const report = JSON.parse(exit.stdout) as {
       source: string;
       span: string;

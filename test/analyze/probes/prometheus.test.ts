@@ -6,19 +6,16 @@
 // and the liveness restarts make the run exit 1.
 
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpApp, type Running } from '../../helpers/apps.js';
-import { runCli, startCli } from '../../helpers/cli.js';
+import { startCli } from '../../helpers/cli.js';
 import { get } from '../../helpers/client.js';
-import { ENVTEST_NEEDS, type Envtest, startEnvtest } from '../../helpers/envtest.js';
-import { kubeconfigFor } from '../../helpers/kubeconfig.js';
+import { ENVTEST_NEEDS, type Envtest } from '../../helpers/envtest.js';
 import { type Prometheus, skipWithoutPrometheus, startPrometheusWith } from '../../helpers/prometheus.js';
 import { skipWithout } from '../../helpers/system-tools.js';
 import { until } from '../../helpers/until.js';
+import { type ProbesCluster, probesCluster, writeRestart } from './probes-cluster.js';
 
 type Json = Record<string, unknown>;
 const NS = 'live';
@@ -29,9 +26,8 @@ const skip =
   skipWithout('analyze --probes --prometheus', ENVTEST_NEEDS);
 
 describe.skipIf(skip)('analyze --probes with a real Prometheus scraping real companions', () => {
+  let cluster: ProbesCluster;
   let env: Envtest;
-  let dir: string;
-  let kubeconfig: string;
   let app: Running<Server>;
   let prometheus: Prometheus | undefined;
   const companions: ChildProcess[] = [];
@@ -75,18 +71,8 @@ describe.skipIf(skip)('analyze --probes with a real Prometheus scraping real com
       if (req.url === '/slow') setTimeout(() => res.writeHead(200).end(), 850);
       else res.writeHead(req.url === '/fail' ? 500 : 200).end();
     });
-    dir = mkdtempSync(join(tmpdir(), 'osm-hc-probes-live-'));
-    env = await startEnvtest();
-    kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      kubeconfigFor(env.url, readFileSync(env.tokenFile('admin'), 'utf8'), env.caFile),
-    );
-    await env.admin.create('/api/v1/namespaces', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: NS },
-    });
+    cluster = await probesCluster(NS);
+    env = cluster.env;
     const jobs = [];
     const kubelet: (() => Promise<unknown>)[] = [];
     for (const [name, table] of Object.entries(tables(app.port))) {
@@ -130,26 +116,7 @@ describe.skipIf(skip)('analyze --probes with a real Prometheus scraping real com
       }
     }
     // Kubelet's record of the liveness restarts of one failing replica.
-    const restarted = await env.admin.get(`/api/v1/namespaces/${NS}/pods/failing-0`);
-    await env.admin.put(`/api/v1/namespaces/${NS}/pods/failing-0/status`, {
-      ...restarted,
-      status: {
-        phase: 'Running',
-        containerStatuses: [
-          {
-            name: 'app',
-            ready: false,
-            restartCount: 3,
-            image: 'app',
-            imageID: '',
-            state: { running: { startedAt: new Date().toISOString() } },
-            lastState: {
-              terminated: { exitCode: 137, reason: 'Error', finishedAt: new Date().toISOString() },
-            },
-          },
-        ],
-      },
-    });
+    await writeRestart(env, NS, 'failing-0');
     prometheus = await startPrometheusWith({ jobs });
     await until('Prometheus scrapes every companion', async () => {
       const up = await (prometheus as Prometheus).query('up == 1');
@@ -173,28 +140,12 @@ describe.skipIf(skip)('analyze --probes with a real Prometheus scraping real com
     for (const child of companions) child.kill('SIGTERM');
     await prometheus?.stop();
     await app?.close();
-    await env?.stop();
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    await cluster?.stop();
   });
 
   it('names the near-timeout and the failing workloads with their rules and the evidence, and exits 1', async () => {
-    const exit = await runCli(
-      [
-        'analyze',
-        '--kubeconfig',
-        kubeconfig,
-        '--probes',
-        '-n',
-        NS,
-        '--prometheus',
-        (prometheus as Prometheus).url,
-        '--window',
-        '5m',
-        '-o',
-        'json',
-      ],
-      { env: { KUBECONFIG: '' }, timeoutMs: 30_000 },
-    );
+    const url = (prometheus as Prometheus).url;
+    const exit = await cluster.analyze('--prometheus', url, '--window', '5m', '-o', 'json');
     const report = JSON.parse(exit.stdout) as {
       source: string;
       needsAction: boolean;
