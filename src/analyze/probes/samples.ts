@@ -4,18 +4,7 @@
 
 import type { ProbeKind } from '../../scheme.js';
 
-/** The companion's failure reasons (docs/metrics.md): `timeout` is read by name, the rest are a breakdown. */
-export const FAILURE_REASONS = [
-  'timeout',
-  'refused',
-  'reset',
-  'status',
-  'tls',
-  'redirect',
-  'grpc_status',
-  'other',
-] as const;
-export type FailureReason = (typeof FAILURE_REASONS)[number];
+export { FAILURE_REASONS, type FailureReason } from '../../probe/failure-reason.js';
 
 export interface ProbeSample {
   namespace: string;
