@@ -2,6 +2,7 @@
 // companion's /metrics): per probe of a pod, per container of a pod, and per workload the windows in which its
 // replicas' liveness probes failed. Plain data.
 
+import type { FailureReason } from '../../probe/failure-reason.js';
 import type { ProbeKind } from '../../scheme.js';
 
 export { FAILURE_REASONS, type FailureReason } from '../../probe/failure-reason.js';
