@@ -7,8 +7,6 @@
 // test/fixtures/monitoring/alerts.test.yaml), OsmHealthcheckLivenessRestarts fires on web-failing alone, and
 // web-sound has no alert at all.
 
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -16,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { httpApp, type Running } from '../helpers/apps.js';
-import { startCli } from '../helpers/cli.js';
+import { startServe } from '../helpers/cli.js';
 import { get } from '../helpers/client.js';
 import { type Prometheus, skipWithoutPrometheus, startPrometheusWith } from '../helpers/prometheus.js';
 import { ruleGroups } from '../helpers/promql.js';
@@ -76,7 +74,7 @@ describe.skipIf(SKIP)("the companion's alerts, in a real Prometheus scraping rea
   let app: Running<Server> | undefined;
   let ksm: Running<Server> | undefined;
   let restartsOfFailing = 0;
-  const companions = new Map<Pod, { child: ChildProcess; ports: Record<string, number> }>();
+  const companions = new Map<Pod, Awaited<ReturnType<typeof startServe>>>();
   let prometheus: Prometheus | undefined;
   let dir: string | undefined;
 
@@ -96,16 +94,7 @@ describe.skipIf(SKIP)("the companion's alerts, in a real Prometheus scraping rea
     });
     for (const pod of PODS) {
       const table = JSON.parse(JSON.stringify(TABLES[pod]).replaceAll('"port":0', `"port":${port}`));
-      const started = await startCli(
-        ['serve'],
-        {
-          OSM_HEALTHCHECK_PORTS: '0,0,0,0',
-          OSM_HEALTHCHECK_HOST: '127.0.0.1',
-          OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
-        },
-        (line) => line.msg === 'serving',
-      );
-      companions.set(pod, { child: started.child, ports: started.line.ports as Record<string, number> });
+      companions.set(pod, await startServe(table));
     }
 
     dir = mkdtempSync(join(tmpdir(), 'osm-hc-live-alerts-'));
@@ -144,12 +133,7 @@ describe.skipIf(SKIP)("the companion's alerts, in a real Prometheus scraping rea
 
   afterAll(async () => {
     await prometheus?.stop();
-    for (const { child } of companions.values()) {
-      if (child.exitCode !== null) continue;
-      const exited = once(child, 'exit');
-      child.kill('SIGINT');
-      await exited;
-    }
+    for (const companion of companions.values()) await companion.stop();
     await app?.close();
     await ksm?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
