@@ -117,7 +117,7 @@ export function renderRecorder(r, info) {
     '| what | ns per probe run | vs floor |',
     '|---|---|---|',
     `| floor (a count, a sum, the in-flight gauge) | ${cell(r.floorNs, 1)} | 1 |`,
-    `| the recorder (series lookup, verdict, histogram slot, sum, in-flight gauge) | ${cell(r.recorderNs, 1)} | ${cell(r.ratios, 2)}× |`,
+    `| the recorder (series lookup, verdict, a failure's reason every 7th run, first success, histogram slot, sum, in-flight gauge) | ${cell(r.recorderNs, 1)} | ${cell(r.ratios, 2)}× |`,
     '',
     `Target: the recorder ≤ ${RECORDER_TARGET}× the floor: ${ratio <= RECORDER_TARGET ? 'met' : '**missed**'}.`,
   ].join('\n');

@@ -59,8 +59,8 @@ export interface ScrapeJob {
   caFile?: string;
   /** A file holding the bearer token the target asks for. */
   tokenFile?: string;
-  /** Target labels, as a PodMonitor's target gets `namespace` and `pod`. */
-  labels?: Record<string, string>;
+  /** Target labels, as a PodMonitor gives every companion its `namespace` and `pod`. */
+  labels?: Readonly<Record<string, string>>;
 }
 
 /** Starts Prometheus scraping `targets` (`127.0.0.1:port`) at `metricsPath` every second; resolves once ready. */

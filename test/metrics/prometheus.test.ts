@@ -2,12 +2,10 @@
 // answers kubelet-like probes of loopback peers and some hostile requests, a real Prometheus scrapes its /metrics
 // every second and answers the series through its HTTP API, and `promtool check metrics` finds nothing in them.
 
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, httpApp, type Running } from '../helpers/apps.js';
-import { startCli } from '../helpers/cli.js';
+import { type ServePorts, startServe } from '../helpers/cli.js';
 import { get, raw } from '../helpers/client.js';
 import {
   type Prometheus,
@@ -29,8 +27,8 @@ function companionSeries(text: string): string[] {
 
 describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometheus', () => {
   let app: Running<Server>;
-  let companion: ChildProcess | undefined;
-  let ports: Record<'liveness' | 'readiness' | 'startup' | 'healthcheck', number>;
+  let companion: Awaited<ReturnType<typeof startServe>> | undefined;
+  let ports: ServePorts;
   let prometheus: Prometheus | undefined;
   let before: string[];
   let after: string[];
@@ -46,17 +44,8 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
       readiness: { app: { httpGet: { port: app.port, path: '/moved' } } },
       startup: { db: { tcpSocket: { port: await closedPort() } } },
     };
-    const started = await startCli(
-      ['serve'],
-      {
-        OSM_HEALTHCHECK_PORTS: '0,0,0,0',
-        OSM_HEALTHCHECK_HOST: '127.0.0.1',
-        OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
-      },
-      (line) => line.msg === 'serving',
-    );
-    companion = started.child;
-    ports = started.line.ports as typeof ports;
+    companion = await startServe(table);
+    ports = companion.ports;
 
     // What kubelet sends (test/helpers/client.ts: kube-probe User-Agent, a new connection each).
     for (let i = 0; i < 2; i++)
@@ -101,11 +90,7 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
 
   afterAll(async () => {
     await prometheus?.stop();
-    if (companion !== undefined && companion.exitCode === null) {
-      const exited = once(companion, 'exit');
-      companion.kill('SIGINT');
-      await exited;
-    }
+    await companion?.stop();
     await app?.close();
   });
 
