@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { HealthcheckError, UsageError } from '../../errors.js';
+import { HealthcheckError } from '../../errors.js';
+import { badFlagValue, usageError } from '../../flags.js';
 import { asList, asObject } from '../json.js';
 import type { Series } from './promql.js';
 
@@ -33,19 +34,14 @@ function readSecret(flag: string, file: string): string {
   try {
     return readFileSync(file, 'utf8').trim();
   } catch (err) {
-    throw new UsageError(`${flag} ${file}: ${(err as Error).message}`, { cause: err });
+    throw usageError(`${flag} ${file}: ${(err as Error).message}`, 'a file you may read', { cause: err });
   }
 }
 
 export function prometheus(options: PrometheusOptions): Prometheus {
-  let base: URL;
-  try {
-    base = new URL(options.url);
-  } catch {
-    throw new UsageError(`--prometheus ${JSON.stringify(options.url)}: not a URL (http:// or https://)`);
-  }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-    throw new UsageError(`--prometheus ${options.url}: http:// or https:// only`);
+  const base = URL.parse(options.url);
+  if (base === null || (base.protocol !== 'http:' && base.protocol !== 'https:')) {
+    throw badFlagValue('--prometheus', options.url, 'an http:// or https:// URL');
   }
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.bearerTokenFile !== undefined) {

@@ -5,11 +5,10 @@
 // in its status). The near-timeout and the failing workloads are named with their rules, the sound one is not,
 // and the liveness restarts make the run exit 1.
 
-import type { ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpApp, type Running } from '../../helpers/apps.js';
-import { startCli } from '../../helpers/cli.js';
+import { startServe } from '../../helpers/cli.js';
 import { get } from '../../helpers/client.js';
 import { ENVTEST_NEEDS, type Envtest } from '../../helpers/envtest.js';
 import { type Prometheus, skipWithoutPrometheus, startPrometheusWith } from '../../helpers/prometheus.js';
@@ -30,7 +29,7 @@ describe.skipIf(skip)('analyze --probes with a real Prometheus scraping real com
   let env: Envtest;
   let app: Running<Server>;
   let prometheus: Prometheus | undefined;
-  const companions: ChildProcess[] = [];
+  const companions: { stop(): Promise<void> }[] = [];
 
   /** Each workload's table: what its companion runs, against the loopback app. */
   const tables = (port: number): Record<string, Json> => ({
@@ -98,19 +97,11 @@ describe.skipIf(skip)('analyze --probes with a real Prometheus scraping real com
           metadata: { name: pod, labels, ownerReferences: [owner] },
           spec: podSpec(table),
         });
-        const started = await startCli(
-          ['serve'],
-          {
-            OSM_HEALTHCHECK_PORTS: '0,0,0,0',
-            OSM_HEALTHCHECK_HOST: '127.0.0.1',
-            OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
-          },
-          (line) => line.msg === 'serving',
-        );
-        companions.push(started.child);
-        const ports = started.line.ports as Record<string, number>;
+        const started = await startServe(table);
+        companions.push(started);
+        const { ports } = started;
         jobs.push({ name: pod, targets: [`127.0.0.1:${ports.healthcheck}`], labels: { namespace: NS, pod } });
-        for (const kind of ['readiness', 'liveness']) {
+        for (const kind of ['readiness', 'liveness'] as const) {
           kubelet.push(() => get(`http://127.0.0.1:${ports[kind]}/osm-${kind}-probe/app`));
         }
       }
@@ -137,7 +128,7 @@ describe.skipIf(skip)('analyze --probes with a real Prometheus scraping real com
   }, 180_000);
 
   afterAll(async () => {
-    for (const child of companions) child.kill('SIGTERM');
+    for (const companion of companions) await companion.stop();
     await prometheus?.stop();
     await app?.close();
     await cluster?.stop();
