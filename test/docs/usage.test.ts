@@ -8,12 +8,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PROBES_FLAGS } from '../../src/commands/analyze-probes.js';
 import type { Command } from '../../src/commands/command.js';
 import { TLS_FLAGS } from '../../src/commands/webhook-tls.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 
 /** Flag sets a parseFlags call spreads in (`...TLS_FLAGS`), by the name the source gives them. */
-const SPREADS: Record<string, Record<string, unknown>> = { TLS_FLAGS };
+const SPREADS: Record<string, Record<string, unknown>> = { TLS_FLAGS, PROBES_FLAGS };
 
 /** Each subcommand: where its parseFlags call is, and its Command. */
 const COMMANDS: { name: string; parser: string; load: () => Promise<Command> }[] = [
