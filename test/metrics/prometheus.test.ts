@@ -43,7 +43,11 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
     });
     const table = {
       liveness: { app: { httpGet: { port: app.port, path: '/live' }, timeoutSeconds: 2 } },
-      readiness: { app: { httpGet: { port: app.port, path: '/moved' } } },
+      // web: the tcpSocket probe a header-driven TCP connect may run (a header names only the table's probes).
+      readiness: {
+        app: { httpGet: { port: app.port, path: '/moved' } },
+        web: { tcpSocket: { port: app.port } },
+      },
       startup: { db: { tcpSocket: { port: await closedPort() } } },
     };
     const started = await startCli(
@@ -65,6 +69,8 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
     expect((await get(url('startup', '/osm-startup-probe/db'))).status).toBe(503);
     const tcp = { 'Original-Tcp-Port': String(app.port) };
     expect((await get(url('healthcheck', '/osm-healthcheck'), tcp)).status).toBe(200);
+    const http = { 'Original-Http-Port': String(app.port), 'Original-Http-Path': '/live' };
+    expect((await get(url('healthcheck', '/osm-healthcheck'), http)).status).toBe(200);
     expect((await get(url('healthcheck', '/osm-healthcheck'), { 'Original-Tcp-Port': '1' })).status).toBe(
       403,
     );
@@ -153,7 +159,7 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
       value: 1,
     },
     {
-      name: 'a header-driven GET (its hostile path is no label)',
+      name: 'a header-driven GET of a table probe (the hostile path, refused, is no label)',
       promql:
         'osm_healthcheck_probes_total{kind="healthcheck",container="",handler="httpGet",verdict="success"}',
       value: 1,
@@ -186,9 +192,9 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
       value: 1,
     },
     {
-      name: 'a header check for a port not allowed',
+      name: 'header checks for no probe of the table: a port, a hostile path',
       promql: 'osm_healthcheck_header_checks_total{outcome="port_not_allowed"}',
-      value: 1,
+      value: 2,
     },
     {
       name: 'malformed header checks: a bad port, a wrap of no probe path, a repeated header',
