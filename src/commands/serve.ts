@@ -60,7 +60,11 @@ Flags (each also read from the environment variable shown; flags win):
   --ports LIST           liveness,readiness,startup,healthcheck ports
                          (OSM_HEALTHCHECK_PORTS; default ${LISTENER_ROLES.map((r) => DEFAULT_PORTS[r]).join(',')})
   --allowed-ports LIST   ports /osm-healthcheck may reach when there is no probe table, e.g. 8080,9000-9010
-                         (OSM_HEALTHCHECK_ALLOWED_PORTS; default: any; with a table: the table's ports)
+                         (OSM_HEALTHCHECK_ALLOWED_PORTS; default: any; with a table it runs only the
+                         table's own probes: the port and path of an httpGet one, the port of a tcpSocket one)
+  --tls-passthrough      pipe a TLS connection on 15901-15903 raw to that kind's HTTPS probe port, for kubelet
+                         probes that speak HTTPS to the companion (OSM's older form; inject never writes one)
+                         (OSM_HEALTHCHECK_TLS_PASSTHROUGH=true; default off: such a connection gets a 400)
   --host ADDRESS         bind address (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
   --log-level LEVEL      ${LOG_LEVELS.join('|')} (OSM_HEALTHCHECK_LOG_LEVEL; default info)
   --shutdown-grace SECONDS
