@@ -113,19 +113,21 @@ function logLevel(logLevelFlag: string | undefined, verbosity: string | undefine
   return level;
 }
 
-const FLAGS = {
-  probes: { type: 'string' },
-  ports: { type: 'string' },
-  'allowed-ports': { type: 'string' },
-  host: { type: 'string' },
-  'log-level': { type: 'string' },
-  'shutdown-grace': { type: 'string' },
-  'osm-edge-compat': { type: 'boolean' },
-  'tls-passthrough': { type: 'boolean' },
-  verbosity: { type: 'string', short: 'v' },
-} as const;
+function parseServeFlags(argv: readonly string[]) {
+  return parseFlags('serve', argv, {
+    probes: { type: 'string' },
+    ports: { type: 'string' },
+    'allowed-ports': { type: 'string' },
+    host: { type: 'string' },
+    'log-level': { type: 'string' },
+    'shutdown-grace': { type: 'string' },
+    'osm-edge-compat': { type: 'boolean' },
+    'tls-passthrough': { type: 'boolean' },
+    verbosity: { type: 'string', short: 'v' },
+  });
+}
 
-type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
+type Values = ReturnType<typeof parseServeFlags>['values'];
 
 /** Everything serve runs with, read and checked from flags, env and the table before anything listens. */
 interface Settings {
@@ -188,7 +190,7 @@ function passthroughPorts(values: Values, table: ProbeTable | undefined, compat:
 }
 
 async function readSettings(argv: readonly string[]): Promise<Settings> {
-  const { values, positionals } = parseFlags('serve', argv, FLAGS);
+  const { values, positionals } = parseServeFlags(argv);
   noArguments('serve', positionals);
   const compat = values['osm-edge-compat'] === true;
   const level = logLevel(values['log-level'], values.verbosity, compat);
