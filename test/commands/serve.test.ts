@@ -2,15 +2,14 @@
 
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { httpApp } from '../helpers/apps.js';
 import { runCli, startCli } from '../helpers/cli.js';
-import { get } from '../helpers/client.js';
+import { get, httpsBody } from '../helpers/client.js';
 import { BUSY_MACHINE_SLACK_MS } from '../helpers/deadline.js';
-import { makeTestCert } from '../helpers/tls.js';
+import { startLoopbackHttps } from '../helpers/loopback-https.js';
 
 const EPHEMERAL = { OSM_HEALTHCHECK_PORTS: '0,0,0,0', OSM_HEALTHCHECK_HOST: '127.0.0.1' };
 
@@ -293,13 +292,8 @@ describe('serve', () => {
   });
 
   it('logs no such warning with a table, and pipes TLS only with OSM_HEALTHCHECK_TLS_PASSTHROUGH', async () => {
-    const cert = makeTestCert();
-    const tls = createHttpsServer({ key: cert.key, cert: cert.cert }, (req, res) =>
-      res.end(`tls ${req.url}`),
-    );
-    tls.listen(0, '127.0.0.1');
-    await once(tls, 'listening');
-    const port = (tls.address() as { port: number }).port;
+    const tls = await startLoopbackHttps((req, res) => res.end(`tls ${req.url}`));
+    const port = Number(new URL(tls.url).port);
     const table = JSON.stringify({
       readiness: { app: { httpGet: { port, scheme: 'HTTPS', path: '/ready' } } },
     });
@@ -311,28 +305,13 @@ describe('serve', () => {
     try {
       expect(output()).not.toContain('serving without a probe table');
       expect(line.tlsPassthrough).toEqual({ readiness: port });
-      const ready = (line.ports as Record<string, number>).readiness;
-      const body = await new Promise<string>((resolve, reject) => {
-        const req = httpsRequest(
-          { host: '127.0.0.1', port: ready, path: '/anything', rejectUnauthorized: false, agent: false },
-          (res) => {
-            let text = '';
-            res.on('data', (d) => {
-              text += d;
-            });
-            res.on('end', () => resolve(text));
-          },
-        );
-        req.on('error', reject);
-        req.end();
-      });
+      const { readiness } = line.ports as Record<'readiness', number>;
+      const body = await httpsBody(readiness, '/anything');
       // On, the pipe carries any path: why it is off unless asked for (docs/security.md).
       expect(body).toBe('tls /anything');
     } finally {
       child.kill('SIGKILL');
-      tls.closeAllConnections();
-      tls.close();
-      cert.cleanup();
+      await tls.close();
     }
   });
 

@@ -1,10 +1,10 @@
 // The companion end to end over real sockets: routes, status codes, header conventions, limits, drain.
 
-import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
+import { createServer as createHttpsServer } from 'node:https';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, httpApp, type Running, tcpApp } from '../helpers/apps.js';
-import { get, raw } from '../helpers/client.js';
+import { get, httpsBody, raw } from '../helpers/client.js';
 import { type Companion, startCompanion } from '../helpers/companion.js';
 import { BUSY_MACHINE_SLACK_MS } from '../helpers/deadline.js';
 import { makeTestCert } from '../helpers/tls.js';
@@ -300,26 +300,7 @@ describe('TLS passthrough on 15901-15903 (--tls-passthrough)', () => {
       tlsPassthrough: true,
     });
     try {
-      const body = await new Promise<string>((resolve, reject) => {
-        const req = httpsRequest(
-          {
-            host: '127.0.0.1',
-            port: c.ports.liveness,
-            path: '/live',
-            rejectUnauthorized: false,
-            agent: false,
-          },
-          (res) => {
-            let text = '';
-            res.on('data', (d) => {
-              text += d;
-            });
-            res.on('end', () => resolve(text));
-          },
-        );
-        req.on('error', reject);
-        req.end();
-      });
+      const body = await httpsBody(c.ports.liveness, '/live');
       expect(body).toBe('tls /live');
       const plain = await get(c.url('liveness', '/osm-liveness-probe/app'));
       expect(plain.status).toBe(200);
