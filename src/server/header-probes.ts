@@ -20,8 +20,6 @@ export interface HeaderRule {
   resolve(request: HeaderRequest): HeaderRun;
   /** Everything any caller can have the companion probe with these headers, in words. */
   reach: string;
-  /** Whether a probe table decides (else the headers do, within `reach`). */
-  table: boolean;
 }
 
 // kubelet's default timeoutSeconds: a header-driven probe without a table has no entry to take one from.
@@ -48,7 +46,8 @@ function named(request: HeaderRequest): string {
  * probes by port. A tcpSocket header never names an httpGet probe's port: kubelet's rewritten tcpSocket probes
  * come only from tcpSocket entries (and osm-edge's HTTPS-as-TCP form gets a tcpSocket entry, rewrite/probe.ts
  * fromHeaders), so no injector needs it. Two entries with one key (liveness and readiness on /healthz) share one
- * run: the first entry's handler, the longest of their timeouts, as kubelet can't tell which asked.
+ * run, since the request can't say which of them kubelet is running: the first entry's handler (its headers and
+ * scheme: still a request the table makes) with the longest of their timeouts.
  */
 function tableDecides(table: ProbeTable): HeaderRule {
   const runs = new Map<string, { handler: HttpGetHandler | TcpSocketHandler; timeoutSeconds: number }>();
@@ -70,7 +69,6 @@ function tableDecides(table: ProbeTable): HeaderRule {
   const reach =
     allowed.length === 0 ? 'none (the probe table has no httpGet or tcpSocket probe)' : allowed.join('; ');
   return {
-    table: true,
     reach,
     resolve: (request) => {
       const run = runs.get(keyOf(request));
@@ -89,7 +87,6 @@ function headersDecide(allowedPorts: ReadonlySet<number> | undefined): HeaderRul
   const reach =
     allowedPorts === undefined ? 'any port, any path' : `ports ${list || 'none'} (--allowed-ports), any path`;
   return {
-    table: false,
     reach,
     resolve: (request) => {
       if (allowedPorts !== undefined && !allowedPorts.has(request.port)) {
