@@ -3,7 +3,15 @@
 import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { describeValue } from '../errors.js';
-import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
+import {
+  badFlagValue,
+  flagOrEnv,
+  flagOrEnvBoolean,
+  noArguments,
+  parseFlags,
+  sourceName,
+  usageError,
+} from '../flags.js';
 import { createLogger, LOG_LEVELS } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { PLACEMENT_MODES } from '../rewrite/placement.js';
@@ -104,13 +112,6 @@ function admissionTimeout(text: string, field: string): number {
   return seconds;
 }
 
-/** A boolean flag, else its environment variable (true/false/1/0), else false. */
-function flagOrEnvBoolean(flag: boolean | undefined, env: string): boolean {
-  if (flag !== undefined) return flag;
-  const text = flagOrEnv(undefined, env);
-  return text === undefined ? false : parseBoolean(text, env);
-}
-
 /** --kube-api, else the in-cluster address; an API server spoken to without TLS would be anyone's. */
 function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): KubeApi | undefined {
   const given = flagOrEnv(flag, 'OSM_HEALTHCHECK_KUBE_API');
@@ -133,13 +134,6 @@ function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): K
     throw badFlagValue(from, text, 'an https:// URL');
   }
   return { url: url.origin, caFile, tokenFile };
-}
-
-function parseBoolean(text: string, name: string): boolean {
-  const value = text.trim().toLowerCase();
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  throw badFlagValue(`env ${name}`, text, 'true or false');
 }
 
 async function run(argv: readonly string[]): Promise<void> {

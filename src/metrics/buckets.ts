@@ -5,7 +5,7 @@
 import { entries } from '../table/parse.js';
 import type { ProbeTable } from '../table/types.js';
 
-/** Header-driven probes without a table get 1 s (server/routing.ts portTimeouts), kubelet's default. */
+/** Header-driven probes without a table get 1 s (server/header-probes.ts), kubelet's default. */
 const DEFAULT_TIMEOUT_SECONDS = 1;
 const STEPS = [1, 2.5, 5] as const;
 /** The fractions of each table timeout that are bounds (docs/metrics.md#probe-durations). */

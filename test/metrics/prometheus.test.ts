@@ -41,7 +41,11 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
     });
     const table = {
       liveness: { app: { httpGet: { port: app.port, path: '/live' }, timeoutSeconds: 2 } },
-      readiness: { app: { httpGet: { port: app.port, path: '/moved' } } },
+      // web: the tcpSocket probe a header-driven TCP connect may run (a header names only the table's probes).
+      readiness: {
+        app: { httpGet: { port: app.port, path: '/moved' } },
+        web: { tcpSocket: { port: app.port } },
+      },
       startup: { db: { tcpSocket: { port: await closedPort() } } },
     };
     companion = await startServe(table);
@@ -54,6 +58,8 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
     expect((await get(url('startup', '/osm-startup-probe/db'))).status).toBe(503);
     const tcp = { 'Original-Tcp-Port': String(app.port) };
     expect((await get(url('healthcheck', '/osm-healthcheck'), tcp)).status).toBe(200);
+    const http = { 'Original-Http-Port': String(app.port), 'Original-Http-Path': '/live' };
+    expect((await get(url('healthcheck', '/osm-healthcheck'), http)).status).toBe(200);
     expect((await get(url('healthcheck', '/osm-healthcheck'), { 'Original-Tcp-Port': '1' })).status).toBe(
       403,
     );
@@ -138,7 +144,7 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
       value: 1,
     },
     {
-      name: 'a header-driven GET (its hostile path is no label)',
+      name: 'a header-driven GET of a table probe (the hostile path, refused, is no label)',
       promql:
         'osm_healthcheck_probes_total{kind="healthcheck",container="",handler="httpGet",verdict="success"}',
       value: 1,
@@ -179,8 +185,9 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
     { name: 'no other failure', promql: 'sum(osm_healthcheck_probe_failures_total)', value: 1 },
     {
       name: 'every reason of every probe series, from the first scrape',
+      // Four table entries and the two header-driven series, eight reasons each.
       promql: 'count(osm_healthcheck_probe_failures_total)',
-      value: 5 * 8,
+      value: 6 * 8,
     },
     {
       name: "liveness' timeout as the table holds it",
@@ -190,7 +197,7 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
     {
       name: 'the timeout of each table entry, none for header-driven probes',
       promql: 'count(osm_healthcheck_probe_timeout_seconds)',
-      value: 3,
+      value: 4,
     },
     {
       name: 'a first success of liveness and of readiness (a warning), none of the failing startup',
@@ -210,9 +217,9 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
       value: 1,
     },
     {
-      name: 'a header check for a port not allowed',
+      name: 'header checks for no probe of the table: a port, a hostile path',
       promql: 'osm_healthcheck_header_checks_total{outcome="port_not_allowed"}',
-      value: 1,
+      value: 2,
     },
     {
       name: 'malformed header checks: a bad port, a wrap of no probe path, a repeated header',
