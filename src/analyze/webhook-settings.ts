@@ -48,8 +48,14 @@ export function webhookSettings(deployment: Json): WebhookSettings {
   const container = webhookContainer(deployment) ?? {};
   const problems: string[] = [];
   const args = containerArgs(container, problems);
+  const companion = companionSettings(args, problems);
+  // Without --image the webhook adds its own release's image, which analyze's release cannot name: the
+  // container's image is that release.
+  const ownImage =
+    args('image') === undefined && typeof container.image === 'string' ? container.image : undefined;
   return {
-    ...companionSettings(args, problems),
+    ...companion,
+    ...(ownImage === undefined ? {} : { image: ownImage }),
     tlsSecret: tlsSecretOf(args('tls-cert')?.text, args('tls-secret')?.text, container, podSpec),
     problems,
   };

@@ -18,7 +18,6 @@ const deployment = (args: string[], env: Env) => ({
         containers: [
           {
             name: 'webhook',
-            image: 'img:1',
             args: ['webhook', ...args],
             env: Object.entries(env).map(([name, value]) => ({ name, value })),
           },
