@@ -213,7 +213,10 @@ function untilSignal(webhook: RunningWebhook, log: Logger): Promise<void> {
 }
 
 async function run(argv: readonly string[]): Promise<void> {
-  const { args, tls, port, metricsPort, timeoutSeconds, companion, api, level } = readFlags(argv, process.env);
+  const { args, tls, port, metricsPort, timeoutSeconds, companion, api, level } = readFlags(
+    argv,
+    process.env,
+  );
   const log = createLogger(level);
   const clusterVersion = clusterVersionOf(companion, api);
   const webhook = await startWebhook({

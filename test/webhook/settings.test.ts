@@ -9,7 +9,7 @@ import { readFlags } from '../../src/commands/webhook.js';
 import { UsageError } from '../../src/errors.js';
 import { companionSettings, WEBHOOK_FLAGS, webhookArgs } from '../../src/webhook/settings.js';
 
-type Env = Record<string, string>;
+type Env = Record<string, string | undefined>;
 
 const deployment = (args: string[], env: Env) => ({
   spec: {
@@ -19,7 +19,9 @@ const deployment = (args: string[], env: Env) => ({
           {
             name: 'webhook',
             args: ['webhook', ...args],
-            env: Object.entries(env).map(([name, value]) => ({ name, value })),
+            env: Object.entries(env).flatMap(([name, value]) =>
+              value === undefined ? [] : [{ name, value }],
+            ),
           },
         ],
       },
