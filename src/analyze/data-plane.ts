@@ -3,8 +3,9 @@
 // fixes the group. Lists are read page by page and each pod is reduced to its name in a group before the next
 // page is asked for, so memory grows with the number of groups and pod names, not with the pods' specs.
 
+import { keptNamespace } from '../cluster/namespace-policies.js';
+import { clusterKnowledge, rewriteOptionsFor } from '../cluster/view.js';
 import type { EnforcedPolicy } from '../rewrite/pod-security.js';
-import { keptNamespace } from '../webhook/namespace-policies.js';
 import { type Check, refused } from './checks.js';
 import {
   CLASSES,
@@ -16,7 +17,13 @@ import {
   podLabels,
   type UntouchedReason,
 } from './classify.js';
-import { clusterKnowledge, readKubelets, readNamespaceRules, rewriteOptions } from './cluster-reads.js';
+import {
+  NO_RULES,
+  readKubelets,
+  readNamespaceRules,
+  type ServerVersion,
+  snapshotView,
+} from './cluster-reads.js';
 import { asObject, nameOf, namespaceOf } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
 import { type LabelSelector, matchesSelector } from './label-selector.js';
@@ -64,7 +71,7 @@ export interface DataPlaneInputs {
   settings: WebhookSettings;
   current: Current;
   /** The API server's gitVersion. */
-  serverVersion: string;
+  serverVersion: ServerVersion;
   /** Nodes are read this many to a page: a node object carries its images. */
   nodePage?: number;
 }
@@ -78,8 +85,6 @@ function collection(group: string, resource: string, namespace: string | undefin
 /** A read of the data plane the API server refused (checks.ts). */
 const cannot = (name: string, what: string, failed: { status: number; message: string }, right: string) =>
   refused('data-plane', name, what, failed, right);
-
-const NO_RULES = { limitRanges: [], resourceQuotas: [] };
 
 export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane> {
   const { client, namespace, settings, selectors } = inputs;
@@ -153,12 +158,15 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
   }
 
   const knowledge = {
-    cluster: clusterKnowledge(inputs.serverVersion, settings.sidecarGate),
+    cluster: clusterKnowledge(inputs.serverVersion.read, settings.sidecarGate),
     kubelets,
     settings,
   };
-  const optionsFor = (ns: string, policy: EnforcedPolicy) =>
-    rewriteOptions(knowledge, ns, policy, rulesRead ? (rules.get(ns) ?? NO_RULES) : undefined);
+  const view = snapshotView(
+    knowledge,
+    (ns) => namespaces.get(ns)?.policy,
+    (ns) => (rulesRead ? (rules.get(ns) ?? NO_RULES) : undefined),
+  );
 
   const groups = new Map<string, Group>();
   const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<ClassName, number>;
@@ -176,7 +184,7 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     const found: PodClass = classifyPod(pod, {
       current: inputs.current,
       selected: { namespace: seen.selected, object: matchesSelector(selectors.object, podLabels(pod)) },
-      options: optionsFor(ns, seen.policy),
+      options: rewriteOptionsFor(view, settings, { namespace: ns }),
     });
     // Outside the labelled namespaces only our own companions are news (inject's output applied there).
     if (!seen.selected && !['covered', 'stale', 'failing'].includes(found.class)) return;

@@ -4,16 +4,11 @@
 // server admits a pod with the companion (a dry run); the other mutating webhooks on pods and their order against
 // ours; whether the caller may create what the install creates. A right it lacks is a `skip` line saying which.
 
-import { keptNamespace } from '../webhook/namespace-policies.js';
+import { keptNamespace } from '../cluster/namespace-policies.js';
+import { clusterKnowledge } from '../cluster/view.js';
 import { type Check, forbidden, refused } from './checks.js';
 import { podLabels } from './classify.js';
-import {
-  clusterKnowledge,
-  type Knowledge,
-  readKubelets,
-  readNamespaceRules,
-  readServerVersion,
-} from './cluster-reads.js';
+import { type Knowledge, readKubelets, readNamespaceRules, readServerVersion } from './cluster-reads.js';
 import { DEFAULT_NAMESPACE_SELECTOR, INJECT_WEBHOOK } from './install.js';
 import { asList, asObject, nameOf } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
@@ -125,9 +120,9 @@ export async function readPre(client: ClusterClient, options: PreOptions): Promi
   }
 
   const { kubelets, listed: nodesListed } = await readKubelets(client);
-  const cluster = clusterKnowledge(serverVersion, settings.sidecarGate);
+  const cluster = clusterKnowledge(serverVersion.read, settings.sidecarGate);
   const knowledge: Knowledge = { cluster, kubelets, settings };
-  checks.push(...placementChecks(versionsLine(serverVersion, kubelets), knowledge));
+  checks.push(...placementChecks(versionsLine(serverVersion.text, kubelets), knowledge));
   if (!nodesListed.ok) {
     checks.push(forbiddenOr('nodes', "the kubelets' versions", nodesListed, 'list nodes'));
   }
@@ -217,7 +212,7 @@ export async function readPre(client: ClusterClient, options: PreOptions): Promi
   }
   checks.push(...(await readInstallRights(client, options.webhookNamespace, options.webhookConfig)));
   return {
-    cluster: { server: client.server, context: client.context, version: serverVersion },
+    cluster: { server: client.server, context: client.context, version: serverVersion.text },
     scope: options.namespace === undefined ? 'all namespaces' : `namespace ${options.namespace}`,
     selector: { query, source: ours.source },
     namespaces,

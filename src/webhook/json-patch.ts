@@ -3,7 +3,7 @@
 // `before`'s items (edited in place) and appends with `/-`; otherwise replaced whole. Correct, not minimal.
 
 import { isDeepStrictEqual } from 'node:util';
-import { isObject, type Json } from '../json.js';
+import { isObject } from '../json.js';
 
 export type PatchOperation =
   | { op: 'add'; path: string; value: unknown }

@@ -2,7 +2,7 @@
 // Field names and meanings: k8s.io/api/admission/v1/types.go.
 
 import { describeValue } from '../errors.js';
-import { isObject, type Json } from '../json.js';
+import { isObject } from '../json.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'] as const;
