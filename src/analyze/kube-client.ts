@@ -39,6 +39,8 @@ export interface ClusterClient {
    */
   list(path: string, metadataOnly?: boolean): Promise<ListReply>;
   post(path: string, body: Json): Promise<ApiReply>;
+  /** A GET of text (a pod's /metrics through the pod proxy); a non-2xx answer is refused with its message. */
+  getText(path: string): Promise<{ ok: true; text: string } | { ok: false; message: string }>;
 }
 
 export interface ConnectOptions {
@@ -133,6 +135,12 @@ export function connect(options: ConnectOptions): ClusterClient {
     list: async (path, metadataOnly) =>
       listReplyOf(...(await send('GET', path, undefined, metadataOnly ? METADATA_LIST : undefined))),
     post: async (path, body) => replyOf(...(await send('POST', path, body))),
+    getText: async (path) => {
+      const [status, bytes, warning] = await send('GET', path, undefined, 'text/plain, */*');
+      if (status >= 200 && status < 300) return { ok: true, text: bytes.toString('utf8') };
+      const refusal = replyOf(status, bytes, warning);
+      return { ok: false, message: refusal.ok ? `HTTP ${status}` : refusal.message };
+    },
   };
 }
 

@@ -3,33 +3,20 @@
 
 import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import { type ClusterView, type RewriteSettings, rewriteOptionsFor } from '../cluster/view.js';
 import type { Logger } from '../log.js';
 import { ManifestError } from '../rewrite/manifest-error.js';
-import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from '../rewrite/placement.js';
-import type { PodSecurityKnowledge } from '../rewrite/pod-security.js';
-import type { NamespaceRulesKnowledge } from '../rewrite/resources/namespace-rules.js';
-import type { RewriteOptions } from '../rewrite/types.js';
 import { type AdmissionOutcome, failedWith } from './admission-outcome.js';
 import { admit } from './admit.js';
 import type { KeyPair } from './certificate.js';
 import { admissionReview, parseAdmissionReview } from './review.js';
 
-export interface WebhookAppOptions {
+/**
+ * The cluster as known at each admission (it may change meanwhile: the caches of namespace-policies.ts,
+ * namespace-rules.ts, node-kubelets.ts and cluster-version.ts), and the settings from the webhook's flags.
+ */
+export interface WebhookAppOptions extends ClusterView, RewriteSettings {
   tls: Pick<KeyPair, 'cert' | 'key'>;
-  /** Image of the companion and init container. */
-  image: string;
-  /** --placement: where the companion goes in pods that keep running (rewrite/placement.ts). */
-  placement: PlacementMode;
-  /** What is known of the cluster, asked at each admission: it may change meanwhile. */
-  cluster: () => ClusterKnowledge;
-  /** The Pod Security level a namespace enforces, as known at this admission (namespace-policies.ts). */
-  podSecurity: (namespace: string | undefined) => PodSecurityKnowledge;
-  /** The LimitRanges and ResourceQuotas of a namespace, as known at this admission (namespace-rules.ts). */
-  namespaceRules: (namespace: string | undefined) => NamespaceRulesKnowledge;
-  /** The kubelet of the pod's node (spec.nodeName), else the oldest one, as known now (node-kubelets.ts). */
-  kubelets: (nodeName: string | undefined) => KubeletKnowledge;
-  /** --companion-cpu-limit: a canonical CPU quantity for our two containers' limit, or undefined. */
-  companionCpuLimit?: string | undefined;
   log: Logger;
   /** Why /readyz answers 503 (starting, draining, no trusted certificate yet), or undefined when ready. */
   notReady: () => string | undefined;
@@ -110,15 +97,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     const parsed = parseAdmissionReview(request.body);
     if (!parsed.ok) return rejected(reply, 400, parsed.reason);
     const { uid, namespace, operation, nodeName } = parsed.request;
-    const rewrite: RewriteOptions = {
-      image: options.image,
-      placement: options.placement,
-      cluster: options.cluster(),
-      podSecurity: options.podSecurity(namespace),
-      namespaceRules: options.namespaceRules(namespace),
-      kubelets: options.kubelets(nodeName),
-      ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),
-    };
+    const rewrite = rewriteOptionsFor(options, options, { namespace, nodeName });
     const { response, summary, outcome, error } = admit(parsed.request, rewrite);
     count(reply, outcome);
     // summary.warnings: all of them, where the response may carry fewer, shortened (src/webhook/warnings.ts).

@@ -192,7 +192,7 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
     }
 
     /** The webhook's Deployment as deploy/webhook writes it (with cert-manager's files). */
-    async function webhookDeployment(image: string): Promise<void> {
+    async function webhookDeployment(image: string, args: string[] = []): Promise<void> {
       const ns = WEBHOOK_NAMESPACE;
       await env.admin.request('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/osm-healthcheck-webhook`);
       const created = await env.admin.create(`/apis/apps/v1/namespaces/${ns}/deployments`, {
@@ -209,7 +209,7 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
                 {
                   name: 'webhook',
                   image,
-                  args: ['webhook', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key'],
+                  args: ['webhook', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key', ...args],
                   env: [{ name: 'OSM_HEALTHCHECK_IMAGE', value: image }],
                   volumeMounts: [{ name: 'tls', mountPath: '/tls', readOnly: true }],
                 },
@@ -453,6 +453,25 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         expect(refused.code).toBe(3);
         expect(refused.stderr.trim().split('\n')).toHaveLength(1);
         expect(refused.stderr).toMatch(/refused GET \/version: Unauthorized \(HTTP 401\) \[OSM_HC_CLUSTER\]/);
+      });
+
+      it('a webhook that sets --companion-cpu-limit 0.5: analyze expects the 500m it stores, and exits 0', async () => {
+        // The webhook's flag as the chart writes it, on the running webhook and in its Deployment alike.
+        const limit = ['--companion-cpu-limit', '0.5'];
+        await webhook?.stop();
+        webhook = await startWebhook(env, cert, [`--image=${NEW_IMAGE}`, ...limit]);
+        await configure(webhook, cert.cert);
+        await webhookDeployment(NEW_IMAGE, limit);
+        await makeNamespace(env.admin, 'limited', INJECTION, []);
+        await deployment('limited', 'app', 2);
+        const created = await env.admin.get(`${pods('limited')}/app-5d8f-0`);
+        expect(JSON.stringify(created.spec)).toContain('"cpu":"500m"');
+        const { code, report, stderr } = await analyze('-n', 'limited', '-o', 'json');
+        expect(code, `${stderr}\n${JSON.stringify(report.checks, null, 1)}`).toBe(0);
+        expect(report.counts).toMatchObject({ covered: 2, stale: 0, uncovered: 0 });
+        const checks = Object.fromEntries(report.checks.map((c) => [c.name, c]));
+        expect(checks['dry-run']?.status).toBe('ok');
+        expect(checks['webhook-deployment']?.status).toBe('ok');
       });
 
       it("a caBundle that did not sign the webhook's certificate: the check and the dry run both fail", async () => {

@@ -202,3 +202,56 @@ describe('deploy/analyze renders with kubectl kustomize', () => {
     },
   );
 });
+
+describe('deploy/analyze components for analyze --probes', () => {
+  const skip = skipWithoutKubectl('deploy/analyze probes components');
+  const PROBES = join(BASE, 'components/probes');
+  const METRICS = join(BASE, 'components/companion-metrics');
+  const overlays = [PROBES, METRICS].map((c) => tempOverlay({ resources: [BASE], components: [c] }));
+  let rendered: Manifest[][] = [];
+  beforeAll(async () => {
+    if (skip) return;
+    rendered = await Promise.all(overlays.map((o) => render(o.dir)));
+  });
+  afterAll(() => {
+    for (const o of overlays) o.remove();
+  });
+
+  it('every file they list exists', () => {
+    expect(missingListedFiles(PROBES)).toEqual([]);
+    expect(missingListedFiles(METRICS)).toEqual([]);
+  });
+
+  it('components/probes: list services, nothing else; components/companion-metrics: that and get pods/proxy', () => {
+    const probes = read('deploy/analyze/components/probes/rbac.yaml');
+    expect(grants(one(probes, 'ClusterRole'))).toEqual(['/services[*] list']);
+    const metrics = read('deploy/analyze/components/companion-metrics/rbac.yaml');
+    expect(grants(one(metrics, 'ClusterRole'))).toEqual(['/pods/proxy[*] get', '/services[*] list']);
+    for (const objects of [probes, metrics])
+      expect(one(objects, 'ClusterRoleBinding').subjects).toEqual([subject]);
+  });
+
+  it.each([
+    'deploy/analyze/components/probes/rbac.yaml',
+    'deploy/analyze/components/companion-metrics/rbac.yaml',
+  ])('each rule of %s says what it is for', (file) => {
+    for (const { comment, resources } of ruleComments(readFileSync(join(ROOT, file), 'utf8'))) {
+      const words = comment.toLowerCase().replaceAll(/[^a-z/]/g, '');
+      for (const resource of resources)
+        expect(words.includes(resource.replace(/s$/, '')), comment).toBe(true);
+    }
+  });
+
+  it.skipIf(skip)(
+    'the CronJob runs analyze --probes, with --companion-metrics where that component is used',
+    () => {
+      const args = rendered.map(
+        (objects) => one(objects, 'CronJob').spec.jobTemplate.spec.template.spec.containers[0].args,
+      );
+      expect(args).toEqual([
+        ['analyze', '-A', '--probes'],
+        ['analyze', '-A', '--probes', '--companion-metrics', '200'],
+      ]);
+    },
+  );
+});

@@ -64,8 +64,8 @@ describe('webhookSettings', () => {
     expect(webhookSettings(deployment([])).image).toBe('img:1');
     expect(webhookSettings({}).image).toBe(DEFAULT_IMAGE);
     expect(webhookSettings(deployment(['--placement=last', '--pod-security-default=lax'])).problems).toEqual([
-      '--placement "last" is no mode; auto assumed',
-      '--pod-security-default "lax" is no level; privileged assumed',
+      '--placement "last" is not accepted (--placement auto, native-sidecar, first, or --native-sidecar alone); auto assumed',
+      '--pod-security-default "lax" is not accepted (privileged, baseline, restricted); privileged assumed',
     ]);
   });
 });
