@@ -6,7 +6,6 @@ import { UsageError } from '../errors.js';
 import {
   type CompanionSettings,
   companionSettings,
-  TLS_DEFAULTS,
   type WebhookArgs,
   webhookArgs,
 } from '../webhook/settings.js';
