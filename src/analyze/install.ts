@@ -1,9 +1,10 @@
 // The install as deployed: the MutatingWebhookConfiguration (failurePolicy, timeout, reinvocation, caBundle),
-// the webhook's Deployment and the ready endpoints of its Service, and the serving certificate against the
-// caBundle (who signed it, for which names, until when). Each a check; a missing right is a `skip` line.
+// the webhook's Deployment and the ready endpoints of its Service, and the serving certificate the webhook
+// publishes on its configuration against the caBundle (who signed it, for which names, until when). Each a check;
+// a missing right is a `skip` line.
 
 import { X509Certificate } from 'node:crypto';
-import { TLS_DEFAULTS } from '../webhook/settings.js';
+import { SERVING_CERT_ANNOTATION } from '../webhook/tls/published-cert.js';
 import { type Check, refused } from './checks.js';
 import { asList, asObject } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
@@ -157,6 +158,35 @@ export function certificateChecks(
   return checks;
 }
 
+/**
+ * The serving certificate the webhook publishes on its configuration (src/webhook/tls/published-cert.ts: the
+ * public chain, no key), against the caBundle: analyze reads no Secret (docs/security.md).
+ */
+export function publishedCertChecks(
+  config: Json,
+  bundlePem: string,
+  service: { namespace: string; name: string } | undefined,
+  now: Date,
+  name: string,
+): Check[] {
+  const published = asObject(asObject(config.metadata).annotations)[SERVING_CERT_ANNOTATION];
+  if (typeof published === 'string')
+    return certificateChecks(
+      published,
+      bundlePem,
+      service,
+      now,
+      `the annotation ${SERVING_CERT_ANNOTATION} of ${name}`,
+    );
+  return [
+    check(
+      'ca-bundle',
+      'warn',
+      `MutatingWebhookConfiguration ${name} has no annotation ${SERVING_CERT_ANNOTATION}: the caBundle is not checked against the serving certificate, nor its expiry (the webhook writes the certificate it serves there: is it older than analyze, or without get and update of its configuration? docs/webhook.md#rbac)`,
+    ),
+  ];
+}
+
 export async function readInstall(client: ClusterClient, names: InstallNames, now: Date): Promise<Install> {
   const checks: Check[] = [];
   const install: Install = {
@@ -190,15 +220,10 @@ export async function readInstall(client: ClusterClient, names: InstallNames, no
   checks.push(deployment.check);
   // Its endpoints: the API server calls the Service, which needs a ready pod behind it.
   checks.push(await endpointsCheck(client, service, clientConfig));
-  // The certificate: the caBundle must have signed the one the webhook serves.
-  const bundle =
-    typeof clientConfig.caBundle === 'string'
-      ? Buffer.from(clientConfig.caBundle, 'base64').toString('utf8')
-      : '';
-  const secretName =
-    install.settings?.tlsSecret ?? (install.settings === undefined ? TLS_DEFAULTS.secret : undefined);
-  if (bundle !== '' && secretName !== undefined) {
-    checks.push(...(await servingChecks(client, { namespace, name: secretName }, bundle, service, now)));
+  // The certificate: the caBundle must have signed the one the webhook serves, as the webhook publishes it.
+  if (typeof clientConfig.caBundle === 'string' && clientConfig.caBundle !== '') {
+    const bundle = Buffer.from(clientConfig.caBundle, 'base64').toString('utf8');
+    checks.push(...publishedCertChecks(read.config, bundle, service, now, names.webhookConfig));
   }
   return install;
 }
@@ -207,7 +232,7 @@ export async function readInstall(client: ClusterClient, names: InstallNames, no
 async function readEntry(
   client: ClusterClient,
   config: string,
-): Promise<{ entry: Json } | { problem: Check }> {
+): Promise<{ entry: Json; config: Json } | { problem: Check }> {
   const reply = await client.get(
     `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${config}`,
   );
@@ -230,7 +255,7 @@ async function readEntry(
     return { problem };
   }
   const entry = asList(reply.body.webhooks).find((w) => w.name === INJECT_WEBHOOK);
-  if (entry !== undefined) return { entry };
+  if (entry !== undefined) return { entry, config: reply.body };
   const missing = `MutatingWebhookConfiguration ${config} has no webhook ${INJECT_WEBHOOK}`;
   return { problem: check('webhook-configuration', 'fail', missing) };
 }
@@ -309,32 +334,4 @@ async function endpointsCheck(
         'ok',
         `Service ${service.namespace}/${service.name}: ${ready} ready endpoint${ready === 1 ? '' : 's'}`,
       );
-}
-
-/** The serving certificate in the webhook's Secret against the caBundle. */
-async function servingChecks(
-  client: ClusterClient,
-  secret: { namespace: string; name: string },
-  bundle: string,
-  service: { namespace: string; name: string } | undefined,
-  now: Date,
-): Promise<Check[]> {
-  const { namespace, name } = secret;
-  const reply = await client.get(`/api/v1/namespaces/${namespace}/secrets/${name}`);
-  if (!reply.ok) {
-    return [
-      refused(
-        'install',
-        'ca-bundle',
-        'the caBundle against the serving certificate',
-        reply,
-        `get secrets/${name} in ${namespace}`,
-        `cannot read the serving certificate's Secret ${namespace}/${name}: ${reply.message}`,
-      ),
-    ];
-  }
-  const data = asObject(reply.body.data);
-  const cert =
-    typeof data['tls.crt'] === 'string' ? Buffer.from(data['tls.crt'], 'base64').toString('utf8') : '';
-  return certificateChecks(cert, bundle, service, now, `Secret ${namespace}/${name}`);
 }

@@ -6,7 +6,6 @@ import { UsageError } from '../errors.js';
 import {
   type CompanionSettings,
   companionSettings,
-  TLS_DEFAULTS,
   type WebhookArgs,
   webhookArgs,
 } from '../webhook/settings.js';
@@ -14,8 +13,6 @@ import { asList, asObject } from './json.js';
 import type { Json } from './kube-client.js';
 
 export interface WebhookSettings extends CompanionSettings {
-  /** The Secret of self-managed TLS, or the one mounted where --tls-cert points (cert-manager). */
-  tlsSecret: string | undefined;
   /** Each flag or variable that could not be read, and what was assumed instead. */
   problems: string[];
 }
@@ -44,7 +41,6 @@ function containerArgs(container: Json, problems: string[]): WebhookArgs {
 }
 
 export function webhookSettings(deployment: Json): WebhookSettings {
-  const podSpec = asObject(asObject(asObject(deployment.spec).template).spec);
   const container = webhookContainer(deployment) ?? {};
   const problems: string[] = [];
   const args = containerArgs(container, problems);
@@ -56,23 +52,6 @@ export function webhookSettings(deployment: Json): WebhookSettings {
   return {
     ...companion,
     ...(ownImage === undefined ? {} : { image: ownImage }),
-    tlsSecret: tlsSecretOf(args('tls-cert')?.text, args('tls-secret')?.text, container, podSpec),
     problems,
   };
-}
-
-/** Self-managed: --tls-secret (its default); files: the Secret volume mounted at the certificate's folder. */
-function tlsSecretOf(
-  certFile: string | undefined,
-  secret: string | undefined,
-  container: Json,
-  podSpec: Json,
-) {
-  if (certFile === undefined) return secret ?? TLS_DEFAULTS.secret;
-  const mount = asList(container.volumeMounts).find(
-    (m) => typeof m.mountPath === 'string' && certFile.startsWith(`${m.mountPath.replace(/\/$/, '')}/`),
-  );
-  const volume = asList(podSpec.volumes).find((v) => v.name === mount?.name);
-  const name = asObject(volume?.secret).secretName;
-  return typeof name === 'string' ? name : undefined;
 }

@@ -93,6 +93,16 @@ function checkFlags(values: Values): number {
   if (values['no-dry-run'] === true && values['dry-run-namespace'] !== undefined) {
     throw usageError('--dry-run-namespace with --no-dry-run', 'one of them');
   }
+  // Each goes into a request path: a DNS-1123 label, as Kubernetes requires of a namespace's name, or no request.
+  for (const flag of ['namespace', 'dry-run-namespace', 'webhook-namespace'] as const) {
+    const value = values[flag];
+    if (value !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value))
+      throw badFlagValue(
+        flag === 'namespace' ? '--namespace/-n' : `--${flag}`,
+        value,
+        'a namespace name (a DNS-1123 label)',
+      );
+  }
   if (values.pre === true && values.probes === true) throw usageError('--pre with --probes', 'one of them');
   for (const flag of ['dry-run-namespace', 'show-covered'] as const) {
     if (values.pre === true && values[flag] !== undefined) {

@@ -68,7 +68,21 @@ export async function tlsSource(
   api: KubeApi | undefined,
   log: Logger,
 ): Promise<TlsSource> {
-  if (choice.mode === 'files') return fileTls(choice.certFile, choice.keyFile, log);
+  // A name not given is the default, which is one: only a given one is checked (and named in the error).
+  const named = (flag: WebhookFlag, fallback: string, label: boolean) => {
+    const given = args(flag);
+    return given === undefined ? fallback : name(given.text, given.from, label);
+  };
+  const webhookConfig = named('webhook-config', TLS_DEFAULTS.webhookConfig, false);
+  const resync = args('tls-resync');
+  const resyncMs =
+    1000 * (resync === undefined ? TLS_DEFAULTS.resyncSeconds : seconds(resync.text, resync.from));
+  const backoff = { firstMs: BACKOFF.firstMs, maxMs: resyncMs };
+  if (choice.mode === 'files') {
+    // Without an API server (a local run) there is no configuration to publish the certificate on.
+    const publish = api === undefined ? undefined : { api, webhookConfig, resyncMs, backoff };
+    return fileTls(choice.certFile, choice.keyFile, log, undefined, publish);
+  }
   if (api === undefined) {
     throw usageError(
       'self-managed TLS (no --tls-cert/--tls-key) needs the API server, but KUBERNETES_SERVICE_HOST is not set and --kube-api is not given',
@@ -76,26 +90,18 @@ export async function tlsSource(
     );
   }
   const namespace = namespaceOf(args('namespace'));
-  // A name not given is the default, which is one: only a given one is checked (and named in the error).
-  const named = (flag: WebhookFlag, fallback: string, label: boolean) => {
-    const given = args(flag);
-    return given === undefined ? fallback : name(given.text, given.from, label);
-  };
   const service = named('service', TLS_DEFAULTS.service, true);
-  const resync = args('tls-resync');
-  const resyncMs =
-    1000 * (resync === undefined ? TLS_DEFAULTS.resyncSeconds : seconds(resync.text, resync.from));
   return selfManagedTls({
     api,
     namespace,
     secretName: named('tls-secret', TLS_DEFAULTS.secret, false),
-    webhookConfig: named('webhook-config', TLS_DEFAULTS.webhookConfig, false),
+    webhookConfig,
     policy: {
       ...POLICY,
       dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`],
     },
     resyncMs,
-    backoff: { firstMs: BACKOFF.firstMs, maxMs: resyncMs },
+    backoff,
     log,
     now: Date.now,
   });

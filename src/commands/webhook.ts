@@ -42,7 +42,9 @@ kubectl prints.
 TLS: with --tls-cert and --tls-key, those files (reloaded when they change: cert-manager rotation). With
 neither (the default), self-managed: a CA and a serving certificate for SERVICE.NAMESPACE.svc kept in the
 Secret --tls-secret, renewed and rotated there, and the caBundle of every webhook of the
-MutatingWebhookConfiguration --webhook-config kept set to that CA, through the API server.
+MutatingWebhookConfiguration --webhook-config kept set to that CA, through the API server. Either way, with an
+API server, the certificate chain served (public, no key) is kept in that configuration's annotation
+osm-healthcheck.flomesh.io/serving-certificate, for analyze.
 
 Flags (each also read from the environment variable shown; flags win):
   --tls-cert FILE      PEM certificate (chain)     (OSM_HEALTHCHECK_TLS_CERT)
@@ -54,7 +56,7 @@ Flags (each also read from the environment variable shown; flags win):
   --tls-secret NAME    the Secret it keeps (OSM_HEALTHCHECK_TLS_SECRET; default ${TLS_DEFAULTS.secret})
   --webhook-config NAME
                        its MutatingWebhookConfiguration (OSM_HEALTHCHECK_WEBHOOK_CONFIG; default ${TLS_DEFAULTS.webhookConfig})
-  --tls-resync SECONDS read the Secret and the caBundle this often (OSM_HEALTHCHECK_TLS_RESYNC_SECONDS;
+  --tls-resync SECONDS read the Secret, the caBundle and the annotation this often (OSM_HEALTHCHECK_TLS_RESYNC_SECONDS;
                        default ${TLS_DEFAULTS.resyncSeconds})
   --port PORT          HTTPS port                  (OSM_HEALTHCHECK_WEBHOOK_PORT; default ${DEFAULT_PORT})
   --host ADDRESS       bind address of both ports  (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)

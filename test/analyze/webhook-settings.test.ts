@@ -28,7 +28,6 @@ describe('webhookSettings', () => {
       podSecurityDefault: 'privileged',
       companionCpuLimit: undefined,
       sidecarGate: false,
-      tlsSecret: 'osm-healthcheck-webhook-tls',
       problems: [],
     });
   });
@@ -68,16 +67,5 @@ describe('webhookSettings', () => {
       '--placement "last" is not accepted (--placement auto, native-sidecar, first, or --native-sidecar alone); auto assumed',
       '--pod-security-default "lax" is not accepted (privileged, baseline, restricted); privileged assumed',
     ]);
-  });
-
-  it("certificate files: the Secret mounted at the certificate's folder (cert-manager's)", () => {
-    const withFiles = deployment(['--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key'], [], {
-      volumes: [{ name: 'certs', secret: { secretName: 'webhook-cert' } }],
-    });
-    const container = ((withFiles.spec as Json).template as { spec: { containers: Json[] } }).spec
-      .containers[0] as Json;
-    container.volumeMounts = [{ name: 'certs', mountPath: '/tls' }];
-    expect(webhookSettings(withFiles).tlsSecret).toBe('webhook-cert');
-    expect(webhookSettings(deployment(['--tls-cert', '/elsewhere/c.crt'])).tlsSecret).toBeUndefined();
   });
 });

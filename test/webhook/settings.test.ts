@@ -32,7 +32,7 @@ const deployment = (args: string[], env: Env) => ({
 /** What the running webhook would add pods with, and what analyze expects it to, from one flag set. */
 function both(args: string[], env: Env = {}) {
   const { companion } = readFlags(args, env);
-  const { tlsSecret: _secret, problems, ...analyzed } = webhookSettings(deployment(args, env));
+  const { problems, ...analyzed } = webhookSettings(deployment(args, env));
   expect(problems).toEqual([]);
   return { webhook: companion, analyze: analyzed };
 }

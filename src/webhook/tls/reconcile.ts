@@ -1,7 +1,8 @@
 // Self-managed TLS at run time: every `resyncMs` (sooner after a failure, with backoff) GET the Secret, take the
 // step rotation.ts decides, serve its certificate, and set the caBundle of every entry of the webhook's own
-// MutatingWebhookConfiguration when it differs. A periodic GET, not a watch: two small GETs a resync per replica
-// cost the API server nothing, and a GET cannot miss an event the way a dropped watch can.
+// MutatingWebhookConfiguration, and the public chain it serves (published-cert.ts), when either differs. A
+// periodic GET, not a watch: two small GETs a resync per replica cost the API server nothing, and a GET cannot miss
+// an event the way a dropped watch can.
 
 import { X509Certificate } from 'node:crypto';
 import type { Logger } from '../../log.js';
@@ -17,6 +18,7 @@ import {
   updateSecret,
   updateWebhookConfig,
 } from './kube-objects.js';
+import { withServingCert } from './published-cert.js';
 import { decideFor, materialAfter, type Policy } from './rotation.js';
 import { LABELS, readSecret, secretFor, type TlsMaterial } from './secret.js';
 
@@ -122,15 +124,19 @@ export function startReconciler(options: ReconcileOptions): Reconciler {
     throw new Stuck(`${where} kept changing under us: ${ATTEMPTS} writes in a row lost to another writer`);
   }
 
-  /** Sets the caBundle where it differs; keeps what the API server has as `config`. */
-  async function settleBundle(bundle: string): Promise<void> {
+  /**
+   * Sets the caBundle, and the public chain of the certificate served (published-cert.ts), where either differs, in
+   * one update; keeps what the API server has as `config`.
+   */
+  async function settleBundle(bundle: string, servingCert: string): Promise<void> {
     for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
       const got = await getWebhookConfig(api, options.webhookConfig);
       if (!got.ok) {
         if (got.failure.status === 404) config = undefined;
         throw failed(got.failure);
       }
-      const wanted = withBundle(got.value, bundle);
+      const bundled = withBundle(got.value, bundle);
+      const wanted = withServingCert(bundled ?? got.value, servingCert) ?? bundled;
       if (wanted === undefined) {
         config = got.value;
         return;
@@ -139,6 +145,10 @@ export function startReconciler(options: ReconcileOptions): Reconciler {
       if (!written.ok && lostRace(written.failure)) continue;
       if (!written.ok) throw failed(written.failure);
       config = written.value;
+      if (bundled === undefined) {
+        log.info({ webhookConfiguration: options.webhookConfig }, 'serving certificate published');
+        return;
+      }
       options.events?.caBundleRepaired();
       log.info(
         { webhookConfiguration: options.webhookConfig, webhooks: wanted.webhooks?.length ?? 0 },
@@ -164,7 +174,7 @@ export function startReconciler(options: ReconcileOptions): Reconciler {
         'certificate loaded',
       );
     }
-    await settleBundle(bundleFor(material));
+    await settleBundle(bundleFor(material), material.serving.cert);
   }
 
   function report(next: string | undefined, level: 'info' | 'warn' | 'error'): void {
