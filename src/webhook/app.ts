@@ -6,6 +6,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } f
 import { type ClusterView, type RewriteSettings, rewriteOptionsFor } from '../cluster/view.js';
 import type { Logger } from '../log.js';
 import { ManifestError } from '../rewrite/manifest-error.js';
+import { LEAN_SCHEMA_CONTROLLER } from '../schema-free.js';
 import { type AdmissionOutcome, failedWith } from './admission-outcome.js';
 import { admit } from './admit.js';
 import type { KeyPair } from './certificate.js';
@@ -41,7 +42,28 @@ export const LIMITS = {
 export type WebhookApp = FastifyInstance<HttpsServer>;
 
 export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
-  const { log } = options;
+  const app = webhookFastify(options);
+  const answers = admissionAnswers(app, options);
+  app.post(MUTATE_PATH, async (request, reply) => admitReview(request.body, reply, options, answers));
+  app.get('/healthz', async (_request, reply) => plainText(reply, 200, 'ok'));
+  app.get('/readyz', async (_request, reply) => {
+    const why = options.notReady();
+    return why === undefined ? plainText(reply, 200, 'ok') : plainText(reply, 503, `not ready: ${why}`);
+  });
+
+  // Fastify's own refusals (invalid JSON, empty or oversized body, wrong content type) say why, with its code.
+  app.setErrorHandler((err: FastifyError, _request, reply) => {
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) return answers.rejected(reply, status, err.message);
+    options.log.error({ err }, 'request failed');
+    answers.count(reply, failedWith('internal'));
+    return plainText(reply, 500, `internal error: ${err.message}`);
+  });
+  return app;
+}
+
+/** The HTTPS instance with its limits, the drain's closing connections and our JSON parser; no route yet. */
+function webhookFastify(options: WebhookAppOptions): WebhookApp {
   const app = Fastify({
     logger: false,
     https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' },
@@ -52,6 +74,8 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     // connection to a replica that is stopping. Those are answered in full (a 503 would admit the pod without
     // its companion, failurePolicy: Ignore) and close their connection (`draining`, below).
     return503OnClosing: false,
+    // No route takes a schema: Fastify need not load (nor the bundle carry) Ajv or fast-json-stringify.
+    schemaController: LEAN_SCHEMA_CONTROLLER,
   });
   app.addHook('onSend', async (_request, reply) => {
     if (options.draining()) reply.header('connection', 'close');
@@ -70,7 +94,18 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
       );
     }
   });
+  return app;
+}
 
+/** How long a request has taken, its count in the metrics, and the 4xx line every refusal gets. */
+interface AdmissionAnswers {
+  /** Milliseconds since the request's first byte, to a tenth. */
+  elapsed: (reply: FastifyReply) => number;
+  count: (reply: FastifyReply, outcome: AdmissionOutcome) => void;
+  rejected: (reply: FastifyReply, status: number, reason: string) => FastifyReply;
+}
+
+function admissionAnswers(app: WebhookApp, options: WebhookAppOptions): AdmissionAnswers {
   // From the first byte of the request, body parsing included: what the API server waits for.
   const started = new WeakMap<object, number>();
   app.addHook('onRequest', async (request) => {
@@ -83,45 +118,36 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     if (reply.request.url.split('?', 1)[0] === MUTATE_PATH)
       options.admitted?.(outcome, elapsedMs(reply) / 1000);
   };
-
-  const text = (reply: FastifyReply, status: number, line: string): FastifyReply =>
-    reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(`${line}\n`);
-
   const rejected = (reply: FastifyReply, status: number, reason: string): FastifyReply => {
-    log.warn({ status, reason, durationMs: elapsed(reply) }, 'admission request rejected');
+    options.log.warn({ status, reason, durationMs: elapsed(reply) }, 'admission request rejected');
     count(reply, failedWith('bad_request'));
-    return text(reply, status, `bad request: ${reason}`);
+    return plainText(reply, status, `bad request: ${reason}`);
   };
-
-  app.post(MUTATE_PATH, async (request, reply) => {
-    const parsed = parseAdmissionReview(request.body);
-    if (!parsed.ok) return rejected(reply, 400, parsed.reason);
-    const { uid, namespace, operation, nodeName } = parsed.request;
-    const rewrite = rewriteOptionsFor(options, options, { namespace, nodeName });
-    const { response, summary, outcome, error } = admit(parsed.request, rewrite);
-    count(reply, outcome);
-    // summary.warnings: all of them, where the response may carry fewer, shortened (src/webhook/warnings.ts).
-    const fields = { uid, namespace, ...summary, operation, durationMs: elapsed(reply) };
-    // One line per admission, whatever happened; the level says how much it matters.
-    if (error === undefined) log.info(fields, 'admission');
-    else if (error instanceof ManifestError) log.warn(fields, 'admission');
-    else log.error({ ...fields, err: error }, 'admission');
-    return reply.code(200).send(admissionReview(response));
-  });
-
-  app.get('/healthz', async (_request, reply) => text(reply, 200, 'ok'));
-  app.get('/readyz', async (_request, reply) => {
-    const why = options.notReady();
-    return why === undefined ? text(reply, 200, 'ok') : text(reply, 503, `not ready: ${why}`);
-  });
-
-  // Fastify's own refusals (invalid JSON, empty or oversized body, wrong content type) say why, with its code.
-  app.setErrorHandler((err: FastifyError, _request, reply) => {
-    const status = err.statusCode ?? 500;
-    if (status >= 400 && status < 500) return rejected(reply, status, err.message);
-    log.error({ err }, 'request failed');
-    count(reply, failedWith('internal'));
-    return text(reply, 500, `internal error: ${err.message}`);
-  });
-  return app;
+  return { elapsed, count, rejected };
 }
+
+/** POST /mutate: the review read, the pod rewritten with what is known of the cluster now, one log line. */
+function admitReview(
+  body: unknown,
+  reply: FastifyReply,
+  options: WebhookAppOptions,
+  answers: AdmissionAnswers,
+): FastifyReply {
+  const parsed = parseAdmissionReview(body);
+  if (!parsed.ok) return answers.rejected(reply, 400, parsed.reason);
+  const { uid, namespace, operation, nodeName } = parsed.request;
+  const rewrite = rewriteOptionsFor(options, options, { namespace, nodeName });
+  const { response, summary, outcome, error } = admit(parsed.request, rewrite);
+  answers.count(reply, outcome);
+  // summary.warnings: all of them, where the response may carry fewer, shortened (src/webhook/warnings.ts).
+  const fields = { uid, namespace, ...summary, operation, durationMs: answers.elapsed(reply) };
+  // One line per admission, whatever happened; the level says how much it matters.
+  const { log } = options;
+  if (error === undefined) log.info(fields, 'admission');
+  else if (error instanceof ManifestError) log.warn(fields, 'admission');
+  else log.error({ ...fields, err: error }, 'admission');
+  return reply.code(200).send(admissionReview(response));
+}
+
+const plainText = (reply: FastifyReply, status: number, line: string): FastifyReply =>
+  reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(`${line}\n`);
