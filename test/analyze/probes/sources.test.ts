@@ -2,6 +2,7 @@
 // interpolation), the fix as a strategic-merge patch or a YAML snippet, and Prometheus' range answer as steps.
 
 import { describe, expect, it } from 'vitest';
+import { companionSamples } from '../../../src/analyze/probes/companion-metrics.js';
 import { exposedSamples, quantile } from '../../../src/analyze/probes/exposition.js';
 import { fixText, patchBody } from '../../../src/analyze/probes/fix.js';
 import { windowsOf } from '../../../src/analyze/probes/promql.js';
@@ -106,5 +107,39 @@ describe('windowsOf', () => {
       { namespace: 'ns', container: 'app', from: 300, to: 600, pods: { a: 0 } },
       { namespace: 'ns', container: 'app', from: 600, to: 900, pods: { a: 2, b: 2 } },
     ]);
+  });
+});
+
+describe('companionSamples', () => {
+  const pods = Array.from({ length: 10 }, (_, i) => ({ namespace: 'shop', pod: `web-${i}` }));
+  const empty = async () => ({ ok: true as const, text: '' });
+
+  it('reads at most --companion-metrics pods, and says how many it left', async () => {
+    const asked: string[] = [];
+    const record = async (path: string) => {
+      asked.push(path);
+      return empty();
+    };
+    const { notes } = await companionSamples(record, pods, 6);
+    expect(asked).toHaveLength(6);
+    expect(asked[0]).toBe('/api/v1/namespaces/shop/pods/web-0:15904/proxy/metrics');
+    expect(notes).toContain('read 6 of 10 companions (--companion-metrics 6)');
+  });
+
+  it('starts no batch once the budget is spent, and says so', async () => {
+    let clock = 0;
+    const asked: string[] = [];
+    // Each answer moves the clock 10 ms, a batch of four 40 ms, of a 100 ms budget: batches of four start at 0, 40 and 80; none at 120.
+    const slow = async (path: string) => {
+      asked.push(path);
+      clock += 10;
+      return empty();
+    };
+    const { notes } = await companionSamples(slow, [...pods, ...pods, ...pods], 30, {
+      ms: 100,
+      now: () => clock,
+    });
+    expect(asked).toHaveLength(12);
+    expect(notes).toContain('asked 12 of 30 companions before the 0.1 s budget ran out');
   });
 });
