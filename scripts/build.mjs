@@ -9,7 +9,7 @@ import { isBuiltin } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { common, leanKubeConfig, metricsBundle, serveBundle } from './bundle-options.mjs';
+import { common, leanKubeConfig, metricsBundle, schemaFreeFastify, serveBundle } from './bundle-options.mjs';
 
 const COMMANDS = ['serve', 'wait', 'inject', 'init', 'webhook', 'check', 'analyze'];
 
@@ -62,7 +62,7 @@ const results = await Promise.all([
   build({
     ...common,
     entryPoints: COMMANDS.filter((name) => name !== 'serve').map((name) => `src/commands/${name}.ts`),
-    plugins: [yamlWithoutDebugHooks, optionalRequires, leanKubeConfig],
+    plugins: [yamlWithoutDebugHooks, optionalRequires, leanKubeConfig, schemaFreeFastify],
   }),
 ]);
 
@@ -73,6 +73,17 @@ if (leaked.length > 0 || serveInputs.includes('src/metrics/registry.ts')) {
   throw new Error(
     `build: serve's bundle must not hold the metrics exposition, found ${leaked[0] ?? 'registry.ts'}`,
   );
+}
+
+// Should an app of ours build Fastify without the schema-free compilers again, or another Fastify path require
+// Ajv, it would be back in a bundle (0.55 MB of the webhook's) without a word.
+const SCHEMA_INPUT = /node_modules[\\/](ajv|fast-json-stringify)[\\/]index\.js$|node_modules[\\/]ajv[\\/]/;
+for (const result of results) {
+  for (const [output, { inputs }] of Object.entries(result.metafile.outputs)) {
+    const schemas = Object.keys(inputs).find((input) => SCHEMA_INPUT.test(input));
+    if (schemas !== undefined)
+      throw new Error(`build: no bundle may hold a schema compiler, but ${output} holds ${schemas}`);
+  }
 }
 
 // gRPC probes run on node:http2 (src/probe/grpc.ts); grpc-js is the tests' server. Should code under src/ import

@@ -5,15 +5,12 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 
-// What serve's Fastify never runs, kept out of its bundle (test/commands/bundle.test.ts checks it):
-// the schema compilers (server/instance.ts gives Fastify its own, so it never requires these) and
-// light-my-request (inject() is for tests, which run the sources). Each is replaced by a module that throws if it
-// is ever called.
-export const NOT_IN_SERVE = [
-  '@fastify/ajv-compiler',
-  '@fastify/fast-json-stringify-compiler',
-  'light-my-request',
-];
+// Fastify's schema compilers: our apps give Fastify their own (src/schema-free.ts), so it never requires these,
+// and no bundle carries Ajv or fast-json-stringify (test/commands/bundle.test.ts checks serve's and the webhook's).
+export const SCHEMA_COMPILERS = ['@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'];
+// What serve's Fastify never runs, kept out of its bundle: the schema compilers and light-my-request (inject() is
+// for tests, which run the sources). Each is replaced by a module that throws if it is ever called.
+export const NOT_IN_SERVE = [...SCHEMA_COMPILERS, 'light-my-request'];
 // Modules Fastify requires at load for features the companion never uses: https/http2 servers (lib/server.js),
 // plugin version checks (semver), trustProxy (proxy-addr), and the JSON error serializer (its error handler is
 // replaced by server/instance.ts's). In serve's bundle each is required on first use instead: the https/http2
@@ -26,16 +23,31 @@ const LAZY_IN_FASTIFY = {
   'lib/error-handler.js': ['./error-serializer'],
 };
 
+/** Each of `names`, wherever it is required, resolved to a module that throws if it is ever called. */
+function leftOut(b, names, bundle) {
+  const filter = new RegExp(`^(${names.map((n) => n.replace(/[/.]/g, '\\$&')).join('|')})$`);
+  const namespace = `not-in-${bundle.replace(/\W+/g, '-')}`;
+  b.onResolve({ filter }, (args) => ({ path: args.path, namespace }));
+  b.onLoad({ filter: /.*/, namespace }, (args) => ({
+    contents: `module.exports = function () { throw new Error(${JSON.stringify(`${args.path} is not bundled in ${bundle}`)}); };`,
+    loader: 'js',
+  }));
+}
+
+/** The other commands' Fastify (the webhook's): without the schema compilers it is never given. */
+/** @type {import('esbuild').Plugin} */
+export const schemaFreeFastify = {
+  name: 'schema-free-fastify',
+  setup(b) {
+    leftOut(b, SCHEMA_COMPILERS, 'the webhook');
+  },
+};
+
 /** @type {import('esbuild').Plugin} */
 const leanFastify = {
   name: 'lean-fastify',
   setup(b) {
-    const filter = new RegExp(`^(${NOT_IN_SERVE.map((n) => n.replace(/[/.]/g, '\\$&')).join('|')})$`);
-    b.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'not-in-serve' }));
-    b.onLoad({ filter: /.*/, namespace: 'not-in-serve' }, (args) => ({
-      contents: `module.exports = function () { throw new Error(${JSON.stringify(`${args.path} is not bundled in serve`)}); };`,
-      loader: 'js',
-    }));
+    leftOut(b, NOT_IN_SERVE, 'serve');
     b.onLoad({ filter: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/][a-z-]+\.js$/ }, async (args) => {
       const file = `lib/${basename(args.path)}`;
       const lazy = LAZY_IN_FASTIFY[file];

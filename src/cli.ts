@@ -60,7 +60,7 @@ const COMMANDS: readonly Entry[] = [
     summary: 'find the pods that slipped past the webhook or run an old companion, and check the install',
     load: async () => (await import('./commands/analyze.js')).analyzeCommand,
     // 1 means "something needs action"; a cluster it cannot reach is told apart from it.
-    exitCodes: { OSM_HC_CLUSTER: 3 },
+    exitCodes: { OSM_HC_CLUSTER: 3, OSM_HC_PROMETHEUS: 3 },
   },
 ];
 

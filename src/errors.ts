@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   OSM_HC_WAIT: 'the companion did not answer on /healthz within the wait timeout',
   OSM_HC_CLUSTER: 'analyze could not reach the API server, or get credentials for it',
   OSM_HC_ANALYZE: 'analyze found pods or checks that need action',
+  OSM_HC_PROMETHEUS: 'analyze --probes could not ask the Prometheus of --prometheus',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -88,6 +88,17 @@ export function flagOrEnv(flag: string | undefined, envName: string): string | u
   return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
 }
 
+/** A boolean flag, else its environment variable (true/false/1/0, any case), else false. */
+export function flagOrEnvBoolean(flag: boolean | undefined, envName: string): boolean {
+  if (flag !== undefined) return flag;
+  const text = flagOrEnv(undefined, envName);
+  if (text === undefined) return false;
+  const value = text.trim().toLowerCase();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw badFlagValue(`env ${envName}`, text, 'true or false');
+}
+
 /** How a usage error names a value flagOrEnv read: `flag` when it was given, else `env envName`. */
 export function sourceName(flagValue: unknown, flag: string, envName: string): string {
   return flagValue === undefined ? `env ${envName}` : flag;

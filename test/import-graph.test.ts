@@ -66,8 +66,32 @@ const isCommandLayer = (file: string) => file === 'cli.ts' || file.startsWith('c
 /** The rooms src/kube/ (Kubernetes' own arithmetic) sits below: it may import none of them. */
 const ABOVE_KUBE = ['rewrite/', 'webhook/', 'server/', 'commands/'];
 
+/** The rooms src/cluster/ (what is known of a cluster, for a rewrite) sits below: the webhook and analyze share it. */
+const ABOVE_CLUSTER = ['webhook/', 'analyze/', 'server/', 'commands/'];
+
 describe('the import graph of src/', () => {
   const graph = importGraph();
+
+  it('keeps cluster/ (the view of the cluster and its readers) below the webhook and analyze, which share it', () => {
+    const cluster = [...graph].filter(([file]) => file.startsWith('cluster/'));
+    expect(cluster.map(([file]) => file)).toEqual(expect.arrayContaining(['cluster/view.ts']));
+    const upwards = cluster.flatMap(([file, targets]) =>
+      targets
+        .filter((target) => ABOVE_CLUSTER.some((room) => target.startsWith(room)))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(upwards).toEqual([]);
+    // analyze takes from webhook/ only the webhook's own words: its flags, its warnings' prefix, and the annotation
+    // it publishes its serving certificate in.
+    const fromWebhook = [...graph].flatMap(([file, targets]) =>
+      file.startsWith('analyze/') ? targets.filter((target) => target.startsWith('webhook/')) : [],
+    );
+    expect([...new Set(fromWebhook)].sort()).toEqual([
+      'webhook/admit.ts',
+      'webhook/settings.ts',
+      'webhook/tls/published-cert.ts',
+    ]);
+  });
 
   it('is read: every room is there, with its imports', () => {
     expect(graph.get('init/options.ts')).toContain('flags.ts');

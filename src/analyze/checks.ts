@@ -19,7 +19,7 @@ export function forbidden(section: Check['section'], name: string, what: string,
 
 /**
  * A read the API server refused: a missing right is a `skip` line naming it; any other refusal is `fail`, with
- * the API server's words.
+ * the API server's words (`failure`, where the check says them its own way).
  */
 export function refused(
   section: Check['section'],
@@ -27,13 +27,9 @@ export function refused(
   what: string,
   failed: { status: number; message: string },
   right: string,
+  failure = `cannot read ${what}: ${failed.message} (HTTP ${failed.status})`,
 ): Check {
   return failed.status === 403
     ? forbidden(section, name, what, right)
-    : {
-        section,
-        name,
-        status: 'fail',
-        detail: `cannot read ${what}: ${failed.message} (HTTP ${failed.status})`,
-      };
+    : { section, name, status: 'fail', detail: failure };
 }

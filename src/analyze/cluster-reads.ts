@@ -1,14 +1,14 @@
 // What the webhook's caches would hold, read once by analyze (the data plane) and by --pre alike: the API
-// server's version, the oldest kubelet, each namespace's LimitRanges and ResourceQuotas, and from them the
-// options the webhook would rewrite a pod of that namespace with.
+// server's version, the oldest kubelet, each namespace's LimitRanges and ResourceQuotas, held as one view of the
+// cluster (cluster/view.ts), from which the webhook's own rewriteOptionsFor makes a pod's options.
 
-import { parseKubeVersion } from '../kube-version.js';
+import { keptLimitRange, keptResourceQuota } from '../cluster/namespace-rules.js';
+import { kubeletOf, type NodeKubelet, oldestKubelet } from '../cluster/node-kubelets.js';
+import type { ClusterView, VersionRead } from '../cluster/view.js';
+import { versionFromApi } from '../kube-version.js';
 import type { ClusterKnowledge, KubeletKnowledge } from '../rewrite/placement.js';
 import type { EnforcedPolicy } from '../rewrite/pod-security.js';
 import type { LimitRange, ResourceQuota } from '../rewrite/resources/namespace-rules.js';
-import type { RewriteOptions } from '../rewrite/types.js';
-import { keptLimitRange, keptResourceQuota } from '../webhook/namespace-rules.js';
-import { kubeletOf, type NodeKubelet, oldestKubelet } from '../webhook/node-kubelets.js';
 import { nameOf, namespaceOf } from './json.js';
 import { type ClusterClient, ClusterError } from './kube-client.js';
 import { eachItem, type ListOutcome } from './paged-list.js';
@@ -19,22 +19,29 @@ export interface NamespaceRules {
   resourceQuotas: ResourceQuota[];
 }
 
-/** The API server's gitVersion. Even an anonymous caller may read it: a refusal is the credentials'. */
-export async function readServerVersion(client: ClusterClient): Promise<string> {
+/** The API server's GET /version: its gitVersion to show, and the version as the webhook reads it. */
+export interface ServerVersion {
+  text: string;
+  read: VersionRead;
+}
+
+/** Even an anonymous caller may read the version: a refusal is the credentials'. */
+export async function readServerVersion(client: ClusterClient): Promise<ServerVersion> {
   const version = await client.get('/version');
   if (!version.ok) {
     throw new ClusterError(
       `the API server ${client.server} refused GET /version: ${version.message} (HTTP ${version.status})`,
     );
   }
-  return String(version.body.gitVersion ?? 'unknown');
+  return { text: String(version.body.gitVersion ?? 'unknown'), read: versionRead(version.body) };
 }
 
-export function clusterKnowledge(serverVersion: string, sidecarGate: boolean): ClusterKnowledge {
-  const version = parseKubeVersion(serverVersion);
-  return version === undefined
-    ? { state: 'unknown', why: `the API server reports version ${serverVersion}` }
-    : { state: 'known', version, sidecarGate };
+function versionRead(body: unknown): VersionRead {
+  try {
+    return { version: versionFromApi(body) };
+  } catch (err) {
+    return { why: (err as Error).message };
+  }
 }
 
 /** The oldest kubelet, which decides where the companion of a new pod goes (webhook/node-kubelets.ts). */
@@ -77,32 +84,37 @@ export async function readNamespaceRules(
   return { rules, ranges, quotas };
 }
 
-/** What the webhook's caches would hold of the cluster, for rewriteOptions. */
+/** What the webhook's caches would hold of the cluster, and the settings it rewrites with. */
 export interface Knowledge {
   cluster: ClusterKnowledge;
   kubelets: KubeletKnowledge;
   settings: WebhookSettings;
 }
 
+export const NO_RULES: NamespaceRules = { limitRanges: [], resourceQuotas: [] };
+
 /**
- * The options the webhook would rewrite a pod of namespace `ns` with. Rules that could not be read are left
- * unchecked: where the API server applies them (the dry run) it says; a guess would misclass pods.
+ * analyze's one-shot view of what it read: each namespace's policy, and its rules (undefined where they could not
+ * be read: left unchecked, the dry run applies them where it runs, and a guess would misclass pods).
  */
-export function rewriteOptions(
+export function snapshotView(
   knowledge: Knowledge,
-  ns: string,
-  policy: EnforcedPolicy,
-  rules: NamespaceRules | undefined,
-): RewriteOptions {
-  const { settings } = knowledge;
+  policy: (namespace: string) => EnforcedPolicy | undefined,
+  rules: (namespace: string) => NamespaceRules | undefined,
+): ClusterView {
   return {
-    image: settings.image,
-    placement: settings.placement,
-    cluster: knowledge.cluster,
-    kubelets: knowledge.kubelets,
-    podSecurity: { state: 'known', policy },
-    namespaceRules:
-      rules === undefined ? { state: 'unchecked' } : { state: 'known', namespace: ns, ...rules },
-    ...(settings.companionCpuLimit === undefined ? {} : { companionCpuLimit: settings.companionCpuLimit }),
+    cluster: () => knowledge.cluster,
+    // Pods are judged as the webhook judged them at creation, before a node was theirs: the oldest kubelet.
+    kubelets: () => knowledge.kubelets,
+    podSecurity: (namespace = '') => {
+      const known = policy(namespace);
+      return known === undefined
+        ? { state: 'unknown', namespace, why: 'its namespace was not read' }
+        : { state: 'known', policy: known };
+    },
+    namespaceRules: (namespace = '') => {
+      const known = rules(namespace);
+      return known === undefined ? { state: 'unchecked' } : { state: 'known', namespace, ...known };
+    },
   };
 }

@@ -3,8 +3,10 @@
 // fixes the group. Lists are read page by page and each pod is reduced to its name in a group before the next
 // page is asked for, so memory grows with the number of groups and pod names, not with the pods' specs.
 
+import { keptNamespace } from '../cluster/namespace-policies.js';
+import { clusterKnowledge, rewriteOptionsFor } from '../cluster/view.js';
 import type { EnforcedPolicy } from '../rewrite/pod-security.js';
-import { keptNamespace } from '../webhook/namespace-policies.js';
+import type { RewriteOptions } from '../rewrite/types.js';
 import { type Check, refused } from './checks.js';
 import {
   CLASSES,
@@ -16,7 +18,13 @@ import {
   podLabels,
   type UntouchedReason,
 } from './classify.js';
-import { clusterKnowledge, readKubelets, readNamespaceRules, rewriteOptions } from './cluster-reads.js';
+import {
+  NO_RULES,
+  readKubelets,
+  readNamespaceRules,
+  type ServerVersion,
+  snapshotView,
+} from './cluster-reads.js';
 import { asObject, nameOf, namespaceOf } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
 import { type LabelSelector, matchesSelector } from './label-selector.js';
@@ -63,8 +71,8 @@ export interface DataPlaneInputs {
   selectors: Selectors;
   settings: WebhookSettings;
   current: Current;
-  /** The API server's gitVersion. */
-  serverVersion: string;
+  /** The API server's version. */
+  serverVersion: ServerVersion;
   /** Nodes are read this many to a page: a node object carries its images. */
   nodePage?: number;
 }
@@ -79,17 +87,58 @@ function collection(group: string, resource: string, namespace: string | undefin
 const cannot = (name: string, what: string, failed: { status: number; message: string }, right: string) =>
   refused('data-plane', name, what, failed, right);
 
-const NO_RULES = { limitRanges: [], resourceQuotas: [] };
+type Namespaces = Map<string, { selected: boolean; policy: EnforcedPolicy }>;
 
 export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane> {
-  const { client, namespace, settings, selectors } = inputs;
+  const { client, namespace, settings } = inputs;
   const checks: Check[] = [];
   const scope = namespace === undefined ? 'cluster-wide' : `in namespace ${namespace}`;
+  const namespaces = await readNamespaces(inputs, checks);
+  if (namespaces === undefined) return empty(checks);
 
-  // Namespaces: which the webhook sees, and their Pod Security levels (its namespace cache, read once). Of them, of
-  // ReplicaSets and of Jobs only the metadata is read (labels, owners), so only the metadata is asked for: a
-  // ReplicaSet's or Job's pod template would be bytes and garbage for nothing.
-  const namespaces = new Map<string, { selected: boolean; policy: EnforcedPolicy }>();
+  const { kubelets, listed: nodesListed } = await readKubelets(client, inputs.nodePage);
+  if (!nodesListed.ok) checks.push(cannot('nodes', "the kubelets' versions", nodesListed, 'list nodes'));
+  // Each namespace's LimitRanges and ResourceQuotas, as the webhook keeps them.
+  const { rules, ranges, quotas } = await readNamespaceRules(client, namespace);
+  const rulesRead = ranges.ok && quotas.ok;
+  if (!ranges.ok) checks.push(cannot('limitranges', 'LimitRanges', ranges, `list limitranges ${scope}`));
+  if (!quotas.ok) {
+    checks.push(cannot('resourcequotas', 'ResourceQuotas', quotas, `list resourcequotas ${scope}`));
+  }
+  const parents = await readParents(client, namespace, scope, checks);
+  const view = snapshotView(
+    { cluster: clusterKnowledge(inputs.serverVersion.read, settings.sidecarGate), kubelets, settings },
+    (ns) => namespaces.get(ns)?.policy,
+    (ns) => (rulesRead ? (rules.get(ns) ?? NO_RULES) : undefined),
+  );
+  const grouped = podGroups(inputs, namespaces, parents, (ns) =>
+    rewriteOptionsFor(view, settings, { namespace: ns }),
+  );
+  const pods = await eachItem(client, collection('', 'pods', namespace), grouped.keep);
+  if (!pods.ok) {
+    // Without the pods there is no data plane to speak of: that needs action, whatever else was read.
+    checks.push({ ...cannot('pods', 'the pods', pods, `list pods ${scope}`), status: 'fail' });
+  }
+  return {
+    namespaces: [...namespaces]
+      .filter(([, seen]) => seen.selected)
+      .map(([name, seen]) => ({ name, selected: seen.selected, podSecurity: seen.policy.level }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
+    groups: sortedGroups(grouped.groups),
+    counts: grouped.counts,
+    finished: grouped.finished(),
+    checks,
+  };
+}
+
+/**
+ * Namespaces: which the webhook sees, and their Pod Security levels (its namespace cache, read once); undefined
+ * when they cannot be read. Of them, of ReplicaSets and of Jobs only the metadata is read (labels, owners), so only
+ * the metadata is asked for: a ReplicaSet's or Job's pod template would be bytes and garbage for nothing.
+ */
+async function readNamespaces(inputs: DataPlaneInputs, checks: Check[]): Promise<Namespaces | undefined> {
+  const { client, namespace, settings, selectors } = inputs;
+  const namespaces: Namespaces = new Map();
   const keepNamespace = (object: Json) => {
     const name = nameOf(object);
     const labels = { 'kubernetes.io/metadata.name': name, ...podLabels(object) };
@@ -98,41 +147,31 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
       policy: keptNamespace(object, name, settings.podSecurityDefault),
     });
   };
+  // Without the namespaces there is no data plane either: like the pods, that needs action.
   if (namespace === undefined) {
     const listed = await eachItem(client, '/api/v1/namespaces', keepNamespace, { metadataOnly: true });
-    // Without the namespaces there is no data plane either: like the pods (below), that needs action.
-    if (!listed.ok) {
-      checks.push({
-        ...cannot('namespaces', 'which namespaces are labelled', listed, 'list namespaces'),
-        status: 'fail',
-      });
-      return empty(checks);
-    }
-  } else {
-    const reply = await client.get(`/api/v1/namespaces/${namespace}`);
-    if (!reply.ok) {
-      const right = `get namespaces/${namespace}`;
-      checks.push({
-        ...cannot('namespaces', `namespace ${namespace}`, reply, right),
-        status: 'fail',
-      });
-      return empty(checks);
-    }
+    if (listed.ok) return namespaces;
+    const what = 'which namespaces are labelled';
+    checks.push({ ...cannot('namespaces', what, listed, 'list namespaces'), status: 'fail' });
+    return undefined;
+  }
+  const reply = await client.get(`/api/v1/namespaces/${namespace}`);
+  if (reply.ok) {
     keepNamespace(reply.body);
+    return namespaces;
   }
+  const right = `get namespaces/${namespace}`;
+  checks.push({ ...cannot('namespaces', `namespace ${namespace}`, reply, right), status: 'fail' });
+  return undefined;
+}
 
-  const { kubelets, listed: nodesListed } = await readKubelets(client, inputs.nodePage);
-  if (!nodesListed.ok) checks.push(cannot('nodes', "the kubelets' versions", nodesListed, 'list nodes'));
-
-  // Each namespace's LimitRanges and ResourceQuotas, as the webhook keeps them.
-  const { rules, ranges, quotas } = await readNamespaceRules(client, namespace);
-  const rulesRead = ranges.ok && quotas.ok;
-  if (!ranges.ok) checks.push(cannot('limitranges', 'LimitRanges', ranges, `list limitranges ${scope}`));
-  if (!quotas.ok) {
-    checks.push(cannot('resourcequotas', 'ResourceQuotas', quotas, `list resourcequotas ${scope}`));
-  }
-
-  // ReplicaSet -> Deployment and Job -> CronJob, for the workload and its fix.
+/** ReplicaSet -> Deployment and Job -> CronJob, for the workload and its fix. */
+async function readParents(
+  client: ClusterClient,
+  namespace: string | undefined,
+  scope: string,
+  checks: Check[],
+): Promise<Map<string, Owner>> {
   const parents = new Map<string, Owner>();
   const keepParent = (kind: string) => (object: Json) => {
     const owner = controllerOf(object);
@@ -151,19 +190,20 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
       checks.push(cannot(resource, what, listed, `list ${group} ${resource} ${scope}`));
     }
   }
+  return parents;
+}
 
-  const knowledge = {
-    cluster: clusterKnowledge(inputs.serverVersion, settings.sidecarGate),
-    kubelets,
-    settings,
-  };
-  const optionsFor = (ns: string, policy: EnforcedPolicy) =>
-    rewriteOptions(knowledge, ns, policy, rulesRead ? (rules.get(ns) ?? NO_RULES) : undefined);
-
+/** Each pod, as it is read, reduced to its name in the group of its workload, class and reason. */
+function podGroups(
+  inputs: DataPlaneInputs,
+  namespaces: Namespaces,
+  parents: ReadonlyMap<string, Owner>,
+  optionsFor: (namespace: string) => RewriteOptions,
+) {
   const groups = new Map<string, Group>();
   const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<ClassName, number>;
   let finished = 0;
-  const keepPod = (pod: Json) => {
+  const keep = (pod: Json) => {
     const meta = asObject(pod.metadata);
     const phase = asObject(pod.status).phase;
     if (meta.deletionTimestamp !== undefined || phase === 'Succeeded' || phase === 'Failed') {
@@ -175,8 +215,11 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     if (seen === undefined) return;
     const found: PodClass = classifyPod(pod, {
       current: inputs.current,
-      selected: { namespace: seen.selected, object: matchesSelector(selectors.object, podLabels(pod)) },
-      options: optionsFor(ns, seen.policy),
+      selected: {
+        namespace: seen.selected,
+        object: matchesSelector(inputs.selectors.object, podLabels(pod)),
+      },
+      options: optionsFor(ns),
     });
     // Outside the labelled namespaces only our own companions are news (inject's output applied there).
     if (!seen.selected && !['covered', 'stale', 'failing'].includes(found.class)) return;
@@ -199,14 +242,11 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
       needsAction: needsAction(found),
     });
   };
-  const pods = await eachItem(client, collection('', 'pods', namespace), keepPod);
-  if (!pods.ok) {
-    // Without the pods there is no data plane to speak of: that needs action, whatever else was read.
-    checks.push({
-      ...cannot('pods', 'the pods', pods, `list pods ${scope}`),
-      status: 'fail',
-    });
-  }
+  return { keep, groups, counts, finished: () => finished };
+}
+
+/** By namespace, class, kind and name, each with its pods sorted and the command that fixes it. */
+function sortedGroups(groups: ReadonlyMap<string, Group>): Group[] {
   const sorted = [...groups.values()].sort(
     (a, b) =>
       a.namespace.localeCompare(b.namespace) ||
@@ -219,16 +259,7 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     const fix = fixCommand(group, group.class, group.pods);
     if (fix !== undefined) group.fix = fix;
   }
-  return {
-    namespaces: [...namespaces]
-      .filter(([, seen]) => seen.selected)
-      .map(([name, seen]) => ({ name, selected: seen.selected, podSecurity: seen.policy.level }))
-      .sort((a, b) => a.name.localeCompare(b.name)),
-    groups: sorted,
-    counts,
-    finished,
-    checks,
-  };
+  return sorted;
 }
 
 function empty(checks: Check[]): DataPlane {

@@ -1,9 +1,11 @@
 // The install as deployed: the MutatingWebhookConfiguration (failurePolicy, timeout, reinvocation, caBundle),
-// the webhook's Deployment and the ready endpoints of its Service, and the serving certificate against the
-// caBundle (who signed it, for which names, until when). Each a check; a missing right is a `skip` line.
+// the webhook's Deployment and the ready endpoints of its Service, and the serving certificate the webhook
+// publishes on its configuration against the caBundle (who signed it, for which names, until when). Each a check;
+// a missing right is a `skip` line.
 
 import { X509Certificate } from 'node:crypto';
-import { type Check, forbidden } from './checks.js';
+import { SERVING_CERT_ANNOTATION } from '../webhook/tls/published-cert.js';
+import { type Check, refused } from './checks.js';
 import { asList, asObject } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
 import type { LabelSelector } from './label-selector.js';
@@ -156,6 +158,35 @@ export function certificateChecks(
   return checks;
 }
 
+/**
+ * The serving certificate the webhook publishes on its configuration (src/webhook/tls/published-cert.ts: the
+ * public chain, no key), against the caBundle: analyze reads no Secret (docs/security.md).
+ */
+export function publishedCertChecks(
+  config: Json,
+  bundlePem: string,
+  service: { namespace: string; name: string } | undefined,
+  now: Date,
+  name: string,
+): Check[] {
+  const published = asObject(asObject(config.metadata).annotations)[SERVING_CERT_ANNOTATION];
+  if (typeof published === 'string')
+    return certificateChecks(
+      published,
+      bundlePem,
+      service,
+      now,
+      `the annotation ${SERVING_CERT_ANNOTATION} of ${name}`,
+    );
+  return [
+    check(
+      'ca-bundle',
+      'warn',
+      `MutatingWebhookConfiguration ${name} has no annotation ${SERVING_CERT_ANNOTATION}: the caBundle is not checked against the serving certificate, nor its expiry (the webhook writes the certificate it serves there: is it older than analyze, or without get and update of its configuration? docs/webhook.md#rbac)`,
+    ),
+  ];
+}
+
 export async function readInstall(client: ClusterClient, names: InstallNames, now: Date): Promise<Install> {
   const checks: Check[] = [];
   const install: Install = {
@@ -165,42 +196,12 @@ export async function readInstall(client: ClusterClient, names: InstallNames, no
     settings: undefined,
     service: undefined,
   };
-  const path = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${names.webhookConfig}`;
-  const reply = await client.get(path);
-  if (!reply.ok) {
-    checks.push(
-      reply.status === 404
-        ? check(
-            'webhook-configuration',
-            'fail',
-            `no MutatingWebhookConfiguration ${names.webhookConfig}: the webhook is not installed (docs/install.md); the manifests' namespace label is assumed`,
-          )
-        : reply.status === 403
-          ? forbidden(
-              'install',
-              'webhook-configuration',
-              'the webhook configuration',
-              `get mutatingwebhookconfigurations/${names.webhookConfig}`,
-            )
-          : check(
-              'webhook-configuration',
-              'fail',
-              `cannot read MutatingWebhookConfiguration ${names.webhookConfig}: ${reply.message}`,
-            ),
-    );
+  const read = await readEntry(client, names.webhookConfig);
+  if ('problem' in read) {
+    checks.push(read.problem);
     return install;
   }
-  const entry = asList(reply.body.webhooks).find((w) => w.name === INJECT_WEBHOOK);
-  if (entry === undefined) {
-    checks.push(
-      check(
-        'webhook-configuration',
-        'fail',
-        `MutatingWebhookConfiguration ${names.webhookConfig} has no webhook ${INJECT_WEBHOOK}`,
-      ),
-    );
-    return install;
-  }
+  const { entry } = read;
   install.namespaceSelector = asObject(entry.namespaceSelector) as LabelSelector;
   install.objectSelector = asObject(entry.objectSelector) as LabelSelector;
   checks.push(...configurationChecks(entry, names.webhookConfig));
@@ -214,117 +215,123 @@ export async function readInstall(client: ClusterClient, names: InstallNames, no
   const namespace = service?.namespace ?? names.namespace;
 
   // The Deployment: its settings are what the data plane is judged against.
-  const deployment = await client.get(
-    `/apis/apps/v1/namespaces/${namespace}/deployments/${names.deployment}`,
-  );
-  if (deployment.ok) {
-    install.settings = webhookSettings(deployment.body);
-    const status = asObject(deployment.body.status);
-    const wanted = Number(asObject(deployment.body.spec).replicas ?? 1);
-    const ready = Number(status.readyReplicas ?? 0);
-    const image = install.settings.image;
-    const problems =
-      install.settings.problems.length === 0 ? '' : `; ${install.settings.problems.join('; ')}`;
-    checks.push(
-      check(
-        'webhook-deployment',
-        ready === 0 ? 'fail' : ready < wanted ? 'warn' : 'ok',
-        `${namespace}/${names.deployment}: ${ready}/${wanted} ready, injects image ${image}, placement ${install.settings.placement}${problems}`,
-      ),
-    );
-  } else {
-    checks.push(
-      deployment.status === 403
-        ? forbidden(
-            'install',
-            'webhook-deployment',
-            "the webhook's Deployment and the image it injects",
-            `get deployments/${names.deployment} in ${namespace}`,
-          )
-        : check(
-            'webhook-deployment',
-            'fail',
-            `cannot read Deployment ${namespace}/${names.deployment}: ${deployment.message}`,
-          ),
-    );
-  }
-
+  const deployment = await readDeployment(client, namespace, names.deployment);
+  install.settings = deployment.settings;
+  checks.push(deployment.check);
   // Its endpoints: the API server calls the Service, which needs a ready pod behind it.
-  if (service === undefined) {
-    const url = typeof clientConfig.url === 'string' ? clientConfig.url : 'none';
-    checks.push(
-      check('webhook-endpoints', 'ok', `clientConfig.url ${url}: called directly, no Service in between`),
-    );
-  } else {
-    const selector = encodeURIComponent(`kubernetes.io/service-name=${service.name}`);
-    const slices = await client.get(
-      `/apis/discovery.k8s.io/v1/namespaces/${service.namespace}/endpointslices?labelSelector=${selector}`,
-    );
-    if (slices.ok) {
-      const endpoints = asList(slices.body.items).flatMap((s) => asList(s.endpoints));
-      const ready = endpoints.filter((e) => asObject(e.conditions).ready !== false).length;
-      checks.push(
-        ready === 0
-          ? check(
-              'webhook-endpoints',
-              'fail',
-              `Service ${service.namespace}/${service.name} has no ready endpoint: every pod is admitted without the companion`,
-            )
-          : check(
-              'webhook-endpoints',
-              'ok',
-              `Service ${service.namespace}/${service.name}: ${ready} ready endpoint${ready === 1 ? '' : 's'}`,
-            ),
-      );
-    } else {
-      checks.push(
-        slices.status === 403
-          ? forbidden(
-              'install',
-              'webhook-endpoints',
-              "the webhook Service's endpoints",
-              `list endpointslices in ${service.namespace}`,
-            )
-          : check(
-              'webhook-endpoints',
-              'fail',
-              `cannot read the endpoints of ${service.namespace}/${service.name}: ${slices.message}`,
-            ),
-      );
-    }
-  }
-
-  // The certificate: the caBundle must have signed the one the webhook serves.
-  const bundle =
-    typeof clientConfig.caBundle === 'string'
-      ? Buffer.from(clientConfig.caBundle, 'base64').toString('utf8')
-      : '';
-  const secretName =
-    install.settings?.tlsSecret ??
-    (install.settings === undefined ? 'osm-healthcheck-webhook-tls' : undefined);
-  if (bundle !== '' && secretName !== undefined) {
-    const secret = await client.get(`/api/v1/namespaces/${namespace}/secrets/${secretName}`);
-    if (secret.ok) {
-      const data = asObject(secret.body.data);
-      const cert =
-        typeof data['tls.crt'] === 'string' ? Buffer.from(data['tls.crt'], 'base64').toString('utf8') : '';
-      checks.push(...certificateChecks(cert, bundle, service, now, `Secret ${namespace}/${secretName}`));
-    } else {
-      checks.push(
-        secret.status === 403
-          ? forbidden(
-              'install',
-              'ca-bundle',
-              'the caBundle against the serving certificate',
-              `get secrets/${secretName} in ${namespace}`,
-            )
-          : check(
-              'ca-bundle',
-              'fail',
-              `cannot read the serving certificate's Secret ${namespace}/${secretName}: ${secret.message}`,
-            ),
-      );
-    }
+  checks.push(await endpointsCheck(client, service, clientConfig));
+  // The certificate: the caBundle must have signed the one the webhook serves, as the webhook publishes it.
+  if (typeof clientConfig.caBundle === 'string' && clientConfig.caBundle !== '') {
+    const bundle = Buffer.from(clientConfig.caBundle, 'base64').toString('utf8');
+    checks.push(...publishedCertChecks(read.config, bundle, service, now, names.webhookConfig));
   }
   return install;
+}
+
+/** Our webhook's entry in the MutatingWebhookConfiguration, or the check that says why there is none. */
+async function readEntry(
+  client: ClusterClient,
+  config: string,
+): Promise<{ entry: Json; config: Json } | { problem: Check }> {
+  const reply = await client.get(
+    `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${config}`,
+  );
+  if (!reply.ok) {
+    const problem =
+      reply.status === 404
+        ? check(
+            'webhook-configuration',
+            'fail',
+            `no MutatingWebhookConfiguration ${config}: the webhook is not installed (docs/install.md); the manifests' namespace label is assumed`,
+          )
+        : refused(
+            'install',
+            'webhook-configuration',
+            'the webhook configuration',
+            reply,
+            `get mutatingwebhookconfigurations/${config}`,
+            `cannot read MutatingWebhookConfiguration ${config}: ${reply.message}`,
+          );
+    return { problem };
+  }
+  const entry = asList(reply.body.webhooks).find((w) => w.name === INJECT_WEBHOOK);
+  if (entry !== undefined) return { entry, config: reply.body };
+  const missing = `MutatingWebhookConfiguration ${config} has no webhook ${INJECT_WEBHOOK}`;
+  return { problem: check('webhook-configuration', 'fail', missing) };
+}
+
+/** The webhook's Deployment: its settings, and how many of its replicas are ready. */
+async function readDeployment(
+  client: ClusterClient,
+  namespace: string,
+  name: string,
+): Promise<{ settings: WebhookSettings | undefined; check: Check }> {
+  const deployment = await client.get(`/apis/apps/v1/namespaces/${namespace}/deployments/${name}`);
+  if (!deployment.ok) {
+    const unread = refused(
+      'install',
+      'webhook-deployment',
+      "the webhook's Deployment and the image it injects",
+      deployment,
+      `get deployments/${name} in ${namespace}`,
+      `cannot read Deployment ${namespace}/${name}: ${deployment.message}`,
+    );
+    return { settings: undefined, check: unread };
+  }
+  const settings = webhookSettings(deployment.body);
+  const status = asObject(deployment.body.status);
+  const wanted = Number(asObject(deployment.body.spec).replicas ?? 1);
+  const ready = Number(status.readyReplicas ?? 0);
+  const problems = settings.problems.length === 0 ? '' : `; ${settings.problems.join('; ')}`;
+  return {
+    settings,
+    check: check(
+      'webhook-deployment',
+      ready === 0 ? 'fail' : ready < wanted ? 'warn' : 'ok',
+      `${namespace}/${name}: ${ready}/${wanted} ready, injects image ${settings.image}, placement ${settings.placement}${problems}`,
+    ),
+  };
+}
+
+/** The ready endpoints of the Service the configuration names, or that it names a URL. */
+async function endpointsCheck(
+  client: ClusterClient,
+  service: { namespace: string; name: string } | undefined,
+  clientConfig: Json,
+): Promise<Check> {
+  if (service === undefined) {
+    const url = typeof clientConfig.url === 'string' ? clientConfig.url : 'none';
+    return check(
+      'webhook-endpoints',
+      'ok',
+      `clientConfig.url ${url}: called directly, no Service in between`,
+    );
+  }
+  const selector = encodeURIComponent(`kubernetes.io/service-name=${service.name}`);
+  const slices = await client.get(
+    `/apis/discovery.k8s.io/v1/namespaces/${service.namespace}/endpointslices?labelSelector=${selector}`,
+  );
+  if (!slices.ok) {
+    return refused(
+      'install',
+      'webhook-endpoints',
+      "the webhook Service's endpoints",
+      slices,
+      `list endpointslices in ${service.namespace}`,
+      `cannot read the endpoints of ${service.namespace}/${service.name}: ${slices.message}`,
+    );
+  }
+  const endpoints = asList(slices.body.items).flatMap((s) => asList(s.endpoints));
+  const ready = endpoints.filter((e) => asObject(e.conditions).ready !== false).length;
+  return ready === 0
+    ? check(
+        'webhook-endpoints',
+        'fail',
+        `Service ${service.namespace}/${service.name} has no ready endpoint: every pod is admitted without the companion`,
+      )
+    : check(
+        'webhook-endpoints',
+        'ok',
+        `Service ${service.namespace}/${service.name}: ${ready} ready endpoint${ready === 1 ? '' : 's'}`,
+      );
 }

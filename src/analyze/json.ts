@@ -1,10 +1,11 @@
 // The API server's JSON as analyze reads it: an object's fields without trusting their shapes (a field of the
 // wrong type reads as empty, never throws).
 
-export type Json = Record<string, unknown>;
+import { isObject, type Json } from '../json.js';
 
-export const asObject = (value: unknown): Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
+export type { Json };
+
+export const asObject = (value: unknown): Json => (isObject(value) ? value : {});
 
 export const asList = (value: unknown): Json[] => (Array.isArray(value) ? value.map(asObject) : []);
 

@@ -56,5 +56,6 @@ export function connect(options: ConnectOptions): ClusterClient {
     get: (path) => client.get(path).catch(clusterError),
     list: (path, metadataOnly) => client.list(path, metadataOnly).catch(clusterError),
     post: (path, body) => client.post(path, body).catch(clusterError),
+    getText: (path) => client.getText(path).catch(clusterError),
   };
 }

@@ -3,6 +3,7 @@
 // LimitRanges and ResourceQuotas leave of the companion, asked of the same rewritePodSpec the webhook runs on a
 // sample pod with a probe. Pure: the facts as read, the checks and the injected sample for the dry run.
 
+import { rewriteOptionsFor } from '../cluster/view.js';
 import { COMPANION_NAME, INIT_NAME } from '../rewrite/companion.js';
 import { MESH_FORMATS } from '../rewrite/mesh-exclusion.js';
 import type { KubeletKnowledge } from '../rewrite/placement.js';
@@ -13,7 +14,7 @@ import type { LimitRange, ResourceQuota } from '../rewrite/resources/namespace-r
 import { decideCompanion } from '../rewrite/run-to-completion.js';
 import type { Container, PodSpec, RewriteOptions, UntouchedCause } from '../rewrite/types.js';
 import type { Check } from './checks.js';
-import { type Knowledge, type NamespaceRules, rewriteOptions } from './cluster-reads.js';
+import { type Knowledge, type NamespaceRules, snapshotView } from './cluster-reads.js';
 import { roundTripPod } from './dry-run.js';
 import type { Json } from './kube-client.js';
 
@@ -83,7 +84,15 @@ const EXCLUSION = { [MESH_FORMATS.istio.annotation]: '15901,15902,15903,15904' }
 
 export const optionsFor = (facts: NamespaceFacts, knowledge: Knowledge): RewriteOptions =>
   // Rules it may not read are left to the dry run, where the API server applies them: the defaults go in.
-  rewriteOptions(knowledge, facts.name, facts.policy, facts.rules);
+  rewriteOptionsFor(
+    snapshotView(
+      knowledge,
+      () => facts.policy,
+      () => facts.rules,
+    ),
+    knowledge.settings,
+    { namespace: facts.name },
+  );
 
 /** The sample pod through the rewrite, with the namespace's knowledge. */
 export function injectSample(facts: NamespaceFacts, options: RewriteOptions): Sample {

@@ -4,15 +4,17 @@
 // server admits a pod with the companion (a dry run); the other mutating webhooks on pods and their order against
 // ours; whether the caller may create what the install creates. A right it lacks is a `skip` line saying which.
 
-import { keptNamespace } from '../webhook/namespace-policies.js';
+import { keptNamespace } from '../cluster/namespace-policies.js';
+import { clusterKnowledge } from '../cluster/view.js';
 import { type Check, forbidden, refused } from './checks.js';
 import { podLabels } from './classify.js';
 import {
-  clusterKnowledge,
   type Knowledge,
+  NO_RULES,
   readKubelets,
   readNamespaceRules,
   readServerVersion,
+  type ServerVersion,
 } from './cluster-reads.js';
 import { DEFAULT_NAMESPACE_SELECTOR, INJECT_WEBHOOK } from './install.js';
 import { asList, asObject, nameOf } from './json.js';
@@ -114,24 +116,7 @@ export async function readPre(client: ClusterClient, options: PreOptions): Promi
   const serverVersion = await readServerVersion(client);
   const checks: Check[] = [];
   const { ours, all } = await readConfigurations(client, options.webhookConfig);
-
-  // An installed webhook's settings decide; before install, its defaults.
-  let settings: WebhookSettings = webhookSettings({});
-  if (ours.service !== undefined) {
-    const deployment = await client.get(
-      `/apis/apps/v1/namespaces/${ours.service.namespace}/deployments/${options.webhookDeployment}`,
-    );
-    if (deployment.ok) settings = webhookSettings(deployment.body);
-  }
-
-  const { kubelets, listed: nodesListed } = await readKubelets(client);
-  const cluster = clusterKnowledge(serverVersion, settings.sidecarGate);
-  const knowledge: Knowledge = { cluster, kubelets, settings };
-  checks.push(...placementChecks(versionsLine(serverVersion, kubelets), knowledge));
-  if (!nodesListed.ok) {
-    checks.push(forbiddenOr('nodes', "the kubelets' versions", nodesListed, 'list nodes'));
-  }
-
+  const knowledge = await readKnowledge(client, ours, options, serverVersion, checks);
   const found = await labelledNamespaces(client, ours.selector, options.namespace);
   const query = selectorQuery(ours.selector);
   const namespaces: PreReport['namespaces'] = [];
@@ -146,84 +131,122 @@ export async function readPre(client: ClusterClient, options: PreOptions): Promi
         found.selected,
       ),
     );
-    const tested = found.names.slice(0, NAMESPACE_LIMIT);
-    if (found.names.length > tested.length) {
-      checks.push(
-        check(
-          'namespaces',
-          'warn',
-          `${found.names.length} labelled namespaces: the first ${tested.length} by name are checked one by one (-n NAMESPACE for another)`,
-        ),
-      );
-    }
-    const read = await readNamespaceRules(client, options.namespace);
-    const rules = read.ranges.ok && read.quotas.ok ? read.rules : undefined;
-    const rulesRight = `list limitranges and resourcequotas ${options.namespace === undefined ? 'cluster-wide' : `in ${options.namespace}`}`;
-    let policies: Promise<PolicyList> | undefined;
-    const listPolicies = () => {
-      policies ??= listPodPolicies(client);
-      return policies;
-    };
-    for (const ns of tested) {
-      const policy = keptNamespace(ns.object, ns.name, settings.podSecurityDefault);
-      const facts: NamespaceFacts = {
-        name: ns.name,
-        policy,
-        rules:
-          rules?.get(ns.name) ?? (rules === undefined ? undefined : { limitRanges: [], resourceQuotas: [] }),
-      };
-      namespaces.push({ name: ns.name, podSecurity: policy.level });
-      const sample = injectSample(facts, optionsFor(facts, knowledge));
-      checks.push(podSecurityCheck(facts), rulesCheck(facts, sample, rulesRight));
-      if (options.dryRun) {
-        const reinject = (limit: string) =>
-          injectSample(
-            facts,
-            optionsFor(facts, { ...knowledge, settings: { ...settings, companionCpuLimit: limit } }),
-          );
-        checks.push(
-          await testSample(
-            client,
-            sample,
-            settings.companionCpuLimit === undefined ? reinject : undefined,
-            listPolicies,
-          ),
-        );
-      }
-    }
-    if (!options.dryRun) checks.push(listedOnly(await listPodPolicies(client)));
+    checks.push(...(await eachNamespace(client, options, knowledge, found.names, namespaces)));
   }
-
-  if (all === undefined) {
-    checks.push(
-      forbidden(
-        'pre',
-        'other-webhooks',
-        'the other mutating webhooks on pods',
-        'list mutatingwebhookconfigurations',
-      ),
-    );
-  } else {
-    const labelled = namespaces.map((n) => ({
-      name: n.name,
-      labels: 'problem' in found ? {} : (found.names.find((f) => f.name === n.name)?.labels ?? {}),
-    }));
-    checks.push(
-      ...webhookOrderChecks(podWebhooks(all, options.webhookConfig, labelled), {
-        config: options.webhookConfig,
-        reinvocation: ours.reinvocation,
-      }),
-    );
-  }
+  checks.push(...otherWebhooksChecks(all, ours, options, namespaces, 'problem' in found ? [] : found.names));
   checks.push(...(await readInstallRights(client, options.webhookNamespace, options.webhookConfig)));
   return {
-    cluster: { server: client.server, context: client.context, version: serverVersion },
+    cluster: { server: client.server, context: client.context, version: serverVersion.text },
     scope: options.namespace === undefined ? 'all namespaces' : `namespace ${options.namespace}`,
     selector: { query, source: ours.source },
     namespaces,
     checks,
     needsAction: checks.some((c) => c.status === 'fail'),
   };
+}
+
+/** An installed webhook's settings decide (before install, its defaults), with the versions it would see. */
+async function readKnowledge(
+  client: ClusterClient,
+  ours: Ours,
+  options: PreOptions,
+  serverVersion: ServerVersion,
+  checks: Check[],
+): Promise<Knowledge> {
+  let settings: WebhookSettings = webhookSettings({});
+  if (ours.service !== undefined) {
+    const deployment = await client.get(
+      `/apis/apps/v1/namespaces/${ours.service.namespace}/deployments/${options.webhookDeployment}`,
+    );
+    if (deployment.ok) settings = webhookSettings(deployment.body);
+  }
+  const { kubelets, listed: nodesListed } = await readKubelets(client);
+  const cluster = clusterKnowledge(serverVersion.read, settings.sidecarGate);
+  const knowledge: Knowledge = { cluster, kubelets, settings };
+  checks.push(...placementChecks(versionsLine(serverVersion.text, kubelets), knowledge));
+  if (!nodesListed.ok) {
+    checks.push(forbiddenOr('nodes', "the kubelets' versions", nodesListed, 'list nodes'));
+  }
+  return knowledge;
+}
+
+/** The labelled namespaces, the first NAMESPACE_LIMIT by name one by one: the sample pod through the rewrite. */
+async function eachNamespace(
+  client: ClusterClient,
+  options: PreOptions,
+  knowledge: Knowledge,
+  names: readonly Labelled[],
+  namespaces: PreReport['namespaces'],
+): Promise<Check[]> {
+  const checks: Check[] = [];
+  const tested = names.slice(0, NAMESPACE_LIMIT);
+  if (names.length > tested.length) {
+    checks.push(
+      check(
+        'namespaces',
+        'warn',
+        `${names.length} labelled namespaces: the first ${tested.length} by name are checked one by one (-n NAMESPACE for another)`,
+      ),
+    );
+  }
+  const read = await readNamespaceRules(client, options.namespace);
+  const rules = read.ranges.ok && read.quotas.ok ? read.rules : undefined;
+  const rulesRight = `list limitranges and resourcequotas ${options.namespace === undefined ? 'cluster-wide' : `in ${options.namespace}`}`;
+  let policies: Promise<PolicyList> | undefined;
+  const listPolicies = () => {
+    policies ??= listPodPolicies(client);
+    return policies;
+  };
+  const { settings } = knowledge;
+  for (const ns of tested) {
+    const policy = keptNamespace(ns.object, ns.name, settings.podSecurityDefault);
+    const facts: NamespaceFacts = {
+      name: ns.name,
+      policy,
+      rules: rules?.get(ns.name) ?? (rules === undefined ? undefined : NO_RULES),
+    };
+    namespaces.push({ name: ns.name, podSecurity: policy.level });
+    const sample = injectSample(facts, optionsFor(facts, knowledge));
+    checks.push(podSecurityCheck(facts), rulesCheck(facts, sample, rulesRight));
+    if (!options.dryRun) continue;
+    const reinject = (limit: string) =>
+      injectSample(
+        facts,
+        optionsFor(facts, { ...knowledge, settings: { ...settings, companionCpuLimit: limit } }),
+      );
+    const retry = settings.companionCpuLimit === undefined ? reinject : undefined;
+    checks.push(await testSample(client, sample, retry, listPolicies));
+  }
+  if (!options.dryRun) checks.push(listedOnly(await listPodPolicies(client)));
+  return checks;
+}
+
+/** Where our webhook runs among the other mutating webhooks on pods of those namespaces. */
+function otherWebhooksChecks(
+  all: Json[] | undefined,
+  ours: Ours,
+  options: PreOptions,
+  namespaces: PreReport['namespaces'],
+  found: readonly Labelled[],
+): Check[] {
+  if (all === undefined) {
+    return [
+      forbidden(
+        'pre',
+        'other-webhooks',
+        'the other mutating webhooks on pods',
+        'list mutatingwebhookconfigurations',
+      ),
+    ];
+  }
+  const labelled = namespaces.map((n) => ({
+    name: n.name,
+    labels: found.find((f) => f.name === n.name)?.labels ?? {},
+  }));
+  return webhookOrderChecks(podWebhooks(all, options.webhookConfig, labelled), {
+    config: options.webhookConfig,
+    reinvocation: ours.reinvocation,
+  });
 }
 
 const forbiddenOr = (

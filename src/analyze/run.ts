@@ -77,7 +77,7 @@ export async function analyzeCluster(client: ClusterClient, options: AnalyzeOpti
   });
   checks.push(...plane.checks);
   return {
-    cluster: { server: client.server, context: client.context, version: serverVersion },
+    cluster: { server: client.server, context: client.context, version: serverVersion.text },
     current,
     scope: options.namespace === undefined ? 'all namespaces' : `namespace ${options.namespace}`,
     checks,

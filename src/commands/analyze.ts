@@ -10,12 +10,13 @@ import { formatJson, formatTable } from '../analyze/report.js';
 import { analyzeCluster } from '../analyze/run.js';
 import { HealthcheckError } from '../errors.js';
 import { badFlagValue, noArguments, parseFlags, usageError } from '../flags.js';
+import { checkProbesFlags, PROBES_FLAGS, PROBES_USAGE, runProbes } from './analyze-probes.js';
 import type { Command } from './command.js';
 
 const OUTPUTS = ['table', 'json'] as const;
 const DEFAULT_TIMEOUT_SECONDS = 30;
 
-const usage = `Usage: osm-healthcheck analyze [--pre] [-n NAMESPACE | -A] [flags]
+const usage = `Usage: osm-healthcheck analyze [--pre | --probes] [-n NAMESPACE | -A] [flags]
 
 Read-only. Checks the install (the MutatingWebhookConfiguration, the webhook's Deployment and endpoints, the
 caBundle against its serving certificate and when that expires), makes a server-side dry-run create of a pod
@@ -54,12 +55,16 @@ Flags:
                            each request's deadline (default ${DEFAULT_TIMEOUT_SECONDS})
   --help, --version
 
+${PROBES_USAGE}
+
 Exit status: 0 when nothing needs action, 1 when a check failed or a pod is stale, uncovered or failing
-(--pre: when a check failed),
+(--pre: when a check failed; --probes: when a liveness probe restarted pods within the window, or with
+--fail-on probes any finding),
 2 on bad usage or an unreadable kubeconfig, 3 when the API server cannot be reached or refuses the credentials.`;
 
-async function run(argv: readonly string[]): Promise<void> {
-  const { values, positionals } = parseFlags('analyze', argv, {
+/** The flags, parsed: the one place that lists them. */
+const parse = (argv: readonly string[]) =>
+  parseFlags('analyze', argv, {
     pre: { type: 'boolean' },
     kubeconfig: { type: 'string' },
     context: { type: 'string' },
@@ -73,31 +78,54 @@ async function run(argv: readonly string[]): Promise<void> {
     'webhook-deployment': { type: 'string' },
     'webhook-namespace': { type: 'string' },
     'request-timeout': { type: 'string' },
+    ...PROBES_FLAGS,
   });
-  noArguments('analyze', positionals);
-  const output = values.output ?? 'table';
-  if (!(OUTPUTS as readonly string[]).includes(output))
-    throw badFlagValue('--output', output, OUTPUTS.join(' or '));
+
+type Values = ReturnType<typeof parse>['values'];
+
+/** The combinations no run can mean, refused before any request; the request timeout in seconds. */
+function checkFlags(values: Values): number {
+  if (!(OUTPUTS as readonly string[]).includes(values.output ?? 'table'))
+    throw badFlagValue('--output', values.output, OUTPUTS.join(' or '));
   if (values.namespace !== undefined && values['all-namespaces'] === true) {
     throw usageError('--namespace with --all-namespaces', 'one of them');
   }
   if (values['no-dry-run'] === true && values['dry-run-namespace'] !== undefined) {
     throw usageError('--dry-run-namespace with --no-dry-run', 'one of them');
   }
-  const pre = values.pre === true;
+  // Each goes into a request path: a DNS-1123 label, as Kubernetes requires of a namespace's name, or no request.
+  for (const flag of ['namespace', 'dry-run-namespace', 'webhook-namespace'] as const) {
+    const value = values[flag];
+    if (value !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value))
+      throw badFlagValue(
+        flag === 'namespace' ? '--namespace/-n' : `--${flag}`,
+        value,
+        'a namespace name (a DNS-1123 label)',
+      );
+  }
+  if (values.pre === true && values.probes === true) throw usageError('--pre with --probes', 'one of them');
   for (const flag of ['dry-run-namespace', 'show-covered'] as const) {
-    if (pre && values[flag] !== undefined) {
+    if (values.pre === true && values[flag] !== undefined) {
       throw usageError(
         `--${flag} with --pre`,
         '--pre dry-runs in every labelled namespace and lists no pods',
       );
     }
   }
+  checkProbesFlags(values);
   const timeoutText = values['request-timeout'] ?? String(DEFAULT_TIMEOUT_SECONDS);
   const timeout = Number(timeoutText);
   if (!/^\d+$/.test(timeoutText) || timeout < 1 || timeout > 600) {
     throw badFlagValue('--request-timeout', timeoutText, 'whole seconds, 1-600');
   }
+  return timeout;
+}
+
+async function run(argv: readonly string[]): Promise<void> {
+  const { values, positionals } = parse(argv);
+  noArguments('analyze', positionals);
+  const output = values.output ?? 'table';
+  const timeout = checkFlags(values);
   boundHeap();
   const client = connect({
     ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }),
@@ -105,7 +133,8 @@ async function run(argv: readonly string[]): Promise<void> {
     timeoutMs: timeout * 1000,
   });
   const namespace = values['all-namespaces'] === true ? undefined : (values.namespace ?? client.namespace);
-  if (pre) {
+  if (values.probes === true) return runProbes(values, client, namespace, output === 'json', timeout * 1000);
+  if (values.pre === true) {
     // Before install the labelled namespaces are what matter: all of them unless -n names one.
     const report = await readPre(client, {
       namespace: values.namespace,

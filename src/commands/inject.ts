@@ -2,6 +2,7 @@
 // stderr. All or nothing: on any error nothing reaches stdout.
 
 import { readFile } from 'node:fs/promises';
+import { cpuLimitOf, imageOf, placementOf } from '../companion-flags.js';
 import { describeValue, HealthcheckError } from '../errors.js';
 import { badFlagValue, flagValue, parseFlags, usageError } from '../flags.js';
 import { formatVersion, OLDEST_KUBE_VERSION, readKubeVersionFlag } from '../kube-version.js';
@@ -12,7 +13,6 @@ import { MESH_FORMATS, MESHES, type Mesh } from '../rewrite/mesh-exclusion.js';
 import { type ClusterKnowledge, choosePlacement, PLACEMENT_MODES } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityKnowledge, parseLevel } from '../rewrite/pod-security.js';
 import type { Command } from './command.js';
-import { cpuLimitOf, imageOf, placementOf } from './companion-flags.js';
 
 const USAGE = `Usage: osm-healthcheck inject [-f FILE | -f - | -] [--image IMAGE] [--placement MODE | --native-sidecar]
                               [--kube-version X.Y] [--sidecar-containers-gate] [--pod-security LEVEL]

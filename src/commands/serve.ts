@@ -3,8 +3,16 @@
 
 import pkg from '../../package.json' with { type: 'json' };
 import { HealthcheckError } from '../errors.js';
-import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
-import { createLogger, LOG_LEVELS, levelOfVerbosity, VERBOSITY_NAMES } from '../log.js';
+import {
+  badFlagValue,
+  flagOrEnv,
+  flagOrEnvBoolean,
+  noArguments,
+  parseFlags,
+  sourceName,
+  usageError,
+} from '../flags.js';
+import { createLogger, LOG_LEVELS, type Logger, levelOfVerbosity, VERBOSITY_NAMES } from '../log.js';
 import { lazyExposition } from '../metrics/load-exposition.js';
 import { Recorder } from '../metrics/recorder.js';
 import { parseListenPorts, parsePortRanges, portSet } from '../ports.js';
@@ -14,29 +22,33 @@ import {
   HEALTHCHECK_PATH,
   LISTENER_ROLES,
   type ListenerRole,
+  PROBE_KINDS,
   PROBES_ENV,
+  type ProbeKind,
   RESTARTS_ENV,
   SHUTDOWN_GRACE_ENV,
 } from '../scheme.js';
-import { buildApp } from '../server/app.js';
+import { type App, buildApp } from '../server/app.js';
 import {
   AskedPorts,
   appPorts,
   DEFAULT_SHUTDOWN_GRACE_SECONDS,
   parseShutdownGrace,
 } from '../server/app-gone.js';
+import { type HeaderRule, headerRule } from '../server/header-probes.js';
 import { type Listeners, listen } from '../server/listeners.js';
 import { osmEdgeProber } from '../server/osm-edge-answers.js';
 import { parseRestarts } from '../server/restarts.js';
-import { allowedPorts, passthroughPort } from '../server/routing.js';
+import { passthroughPort } from '../server/routing.js';
 import { stopOnSignals } from '../server/shutdown.js';
 import { describeHandler } from '../table/describe.js';
 import { loadProbeTable } from '../table/load.js';
 import { entries } from '../table/parse.js';
-import type { ProbeEntry } from '../table/types.js';
+import type { ProbeEntry, ProbeTable } from '../table/types.js';
 import { type Command, podTargetHost } from './command.js';
 
 const DRAIN_MS = 4_000;
+const TLS_PASSTHROUGH_ENV = 'OSM_HEALTHCHECK_TLS_PASSTHROUGH';
 const MAX_PROBES_PER_LISTENER = 256;
 
 const usage = `Usage: osm-healthcheck serve [flags]
@@ -48,7 +60,11 @@ Flags (each also read from the environment variable shown; flags win):
   --ports LIST           liveness,readiness,startup,healthcheck ports
                          (OSM_HEALTHCHECK_PORTS; default ${LISTENER_ROLES.map((r) => DEFAULT_PORTS[r]).join(',')})
   --allowed-ports LIST   ports /osm-healthcheck may reach when there is no probe table, e.g. 8080,9000-9010
-                         (OSM_HEALTHCHECK_ALLOWED_PORTS; default: any; with a table: the table's ports)
+                         (OSM_HEALTHCHECK_ALLOWED_PORTS; default: any; with a table it runs only the
+                         table's own probes: the port and path of an httpGet one, the port of a tcpSocket one)
+  --tls-passthrough      pipe a TLS connection on 15901-15903 raw to that kind's HTTPS probe port, for kubelet
+                         probes that speak HTTPS to the companion (OSM's older form; inject never writes one)
+                         (OSM_HEALTHCHECK_TLS_PASSTHROUGH=true; default off: such a connection gets a 400)
   --host ADDRESS         bind address (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
   --log-level LEVEL      ${LOG_LEVELS.join('|')} (OSM_HEALTHCHECK_LOG_LEVEL; default info)
   --shutdown-grace SECONDS
@@ -97,8 +113,8 @@ function logLevel(logLevelFlag: string | undefined, verbosity: string | undefine
   return level;
 }
 
-async function run(argv: readonly string[]): Promise<void> {
-  const { values, positionals } = parseFlags('serve', argv, {
+function parseServeFlags(argv: readonly string[]) {
+  return parseFlags('serve', argv, {
     probes: { type: 'string' },
     ports: { type: 'string' },
     'allowed-ports': { type: 'string' },
@@ -106,36 +122,81 @@ async function run(argv: readonly string[]): Promise<void> {
     'log-level': { type: 'string' },
     'shutdown-grace': { type: 'string' },
     'osm-edge-compat': { type: 'boolean' },
+    'tls-passthrough': { type: 'boolean' },
     verbosity: { type: 'string', short: 'v' },
   });
-  noArguments('serve', positionals);
+}
 
+type Values = ReturnType<typeof parseServeFlags>['values'];
+
+/** Everything serve runs with, read and checked from flags, env and the table before anything listens. */
+interface Settings {
+  compat: boolean;
+  level: string;
+  ports: Record<ListenerRole, number>;
+  roles: readonly ListenerRole[];
+  host: string | undefined;
+  targetHost: string;
+  graceSeconds: number;
+  restarts: number;
+  table: ProbeTable | undefined;
+  headerRule: HeaderRule;
+  /** The app port a TLS connection on each kind's listener goes to; empty unless --tls-passthrough. */
+  passthrough: Partial<Record<ProbeKind, number>>;
+}
+
+function listenPorts(values: Values): Record<ListenerRole, number> {
+  const text = flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS');
+  if (text === undefined) return { ...DEFAULT_PORTS };
+  return parseListenPorts(text, sourceName(values.ports, '--ports', 'OSM_HEALTHCHECK_PORTS'));
+}
+
+function allowedFlag(values: Values): ReadonlySet<number> | undefined {
+  const text = flagOrEnv(values['allowed-ports'], 'OSM_HEALTHCHECK_ALLOWED_PORTS');
+  if (text === undefined) return undefined;
+  const from = sourceName(values['allowed-ports'], '--allowed-ports', 'OSM_HEALTHCHECK_ALLOWED_PORTS');
+  return portSet(parsePortRanges(text, from));
+}
+
+function graceSeconds(values: Values): number {
+  const text = flagOrEnv(values['shutdown-grace'], SHUTDOWN_GRACE_ENV);
+  if (text === undefined) return DEFAULT_SHUTDOWN_GRACE_SECONDS;
+  return parseShutdownGrace(
+    text,
+    sourceName(values['shutdown-grace'], '--shutdown-grace', SHUTDOWN_GRACE_ENV),
+  );
+}
+
+/**
+ * --tls-passthrough: the kinds whose listener pipes a TLS ClientHello raw to the app's HTTPS probe port. Only
+ * with a table that has such a port: osm-edge compat binds no 15901-15903, and without a table nothing to pipe to.
+ */
+function passthroughPorts(values: Values, table: ProbeTable | undefined, compat: boolean) {
+  if (!flagOrEnvBoolean(values['tls-passthrough'], TLS_PASSTHROUGH_ENV)) return {};
+  const from = sourceName(values['tls-passthrough'], '--tls-passthrough', TLS_PASSTHROUGH_ENV);
+  if (compat) throw usageError(`${from} with --osm-edge-compat`, 'one of them: compat binds 15904 alone');
+  const ports: Partial<Record<ProbeKind, number>> = {};
+  for (const kind of PROBE_KINDS) {
+    const port = passthroughPort(table, kind);
+    if (port !== undefined) ports[kind] = port;
+  }
+  if (Object.keys(ports).length === 0) {
+    throw usageError(
+      `${from} passes nothing through: ${table === undefined ? 'no probe table' : 'no kind of the probe table has one HTTPS httpGet port'}`,
+      'a probe table with an HTTPS httpGet probe, or no --tls-passthrough',
+    );
+  }
+  return ports;
+}
+
+async function readSettings(argv: readonly string[]): Promise<Settings> {
+  const { values, positionals } = parseServeFlags(argv);
+  noArguments('serve', positionals);
   const compat = values['osm-edge-compat'] === true;
   const level = logLevel(values['log-level'], values.verbosity, compat);
-  const portsText = flagOrEnv(values.ports, 'OSM_HEALTHCHECK_PORTS');
-  const ports =
-    portsText === undefined
-      ? { ...DEFAULT_PORTS }
-      : parseListenPorts(portsText, sourceName(values.ports, '--ports', 'OSM_HEALTHCHECK_PORTS'));
-  const allowedText = flagOrEnv(values['allowed-ports'], 'OSM_HEALTHCHECK_ALLOWED_PORTS');
-  const allowedFlag =
-    allowedText === undefined
-      ? undefined
-      : portSet(
-          parsePortRanges(
-            allowedText,
-            sourceName(values['allowed-ports'], '--allowed-ports', 'OSM_HEALTHCHECK_ALLOWED_PORTS'),
-          ),
-        );
-  const targetHost = podTargetHost();
-  const graceText = flagOrEnv(values['shutdown-grace'], SHUTDOWN_GRACE_ENV);
-  const graceSeconds =
-    graceText === undefined
-      ? DEFAULT_SHUTDOWN_GRACE_SECONDS
-      : parseShutdownGrace(
-          graceText,
-          sourceName(values['shutdown-grace'], '--shutdown-grace', SHUTDOWN_GRACE_ENV),
-        );
+  const ports = listenPorts(values);
+  const allowed = allowedFlag(values);
+  const grace = graceSeconds(values);
   const restarts = parseRestarts(process.env[RESTARTS_ENV]);
   const table = await loadProbeTable({ file: values.probes, env: process.env[PROBES_ENV] });
   if (compat && table !== undefined) {
@@ -145,38 +206,32 @@ async function run(argv: readonly string[]): Promise<void> {
       "no table: its routes need ports 15901-15903, where osm-edge's sidecar listens",
     );
   }
-  const roles: readonly ListenerRole[] = compat ? ['healthcheck'] : LISTENER_ROLES;
-
-  await preloadProbers(table === undefined ? [] : entries(table).map((e) => e.handler));
-
-  const log = createLogger(level);
-  let listeners: Listeners | undefined;
-  let draining = false;
-  const recorder = new Recorder(table);
-  const asked = new AskedPorts();
-  const app = await buildApp({
+  return {
+    compat,
+    level,
+    ports,
+    roles: compat ? ['healthcheck'] : LISTENER_ROLES,
+    host: flagOrEnv(values.host, 'OSM_HEALTHCHECK_HOST'),
+    targetHost: podTargetHost(),
+    graceSeconds: grace,
+    restarts,
     table,
-    allowedPorts: allowedPorts(table, allowedFlag),
-    targetHost,
-    prober: compat ? osmEdgeProber(runProbe) : runProbe,
-    log,
-    roleOf: (socket) => listeners?.roleOf(socket),
-    isReady: () => listeners !== undefined && !draining,
-    maxProbesPerListener: MAX_PROBES_PER_LISTENER,
-    recorder,
-    exposition: lazyExposition(recorder, { version: pkg.version, restarts }),
-    // With a table, header-driven probes reach only the table's ports: those are the app's.
-    onAsked: table === undefined ? (port) => asked.add(port) : undefined,
-  });
+    headerRule: headerRule(table, allowed),
+    passthrough: passthroughPorts(values, table, compat),
+  };
+}
+
+async function bindListeners(settings: Settings, app: App, log: Logger): Promise<Listeners> {
+  const { ports, roles, passthrough } = settings;
   try {
-    listeners = await listen({
+    return await listen({
       ports,
       roles,
       http: app.server,
-      passthrough: (role) => (role === 'healthcheck' ? undefined : passthroughPort(table, role)),
-      targetHost,
+      passthrough: (role) => (role === 'healthcheck' ? undefined : passthrough[role]),
+      targetHost: settings.targetHost,
       log,
-      host: flagOrEnv(values.host, 'OSM_HEALTHCHECK_HOST'),
+      host: settings.host,
     });
   } catch (err) {
     await app.close();
@@ -184,11 +239,65 @@ async function run(argv: readonly string[]): Promise<void> {
     throw new HealthcheckError(
       'OSM_HC_LISTEN',
       `cannot listen on ports ${roles.map((role) => ports[role]).join(',')}: ${e.message}`,
-      {
-        cause: err,
-      },
+      { cause: err },
     );
   }
+}
+
+/**
+ * The start-up lines: without a table, first a warning naming what any caller can reach (docs/security.md), once;
+ * then the ready line whoever waits for serve watches.
+ */
+function announce(log: Logger, settings: Settings, listeners: Listeners): void {
+  const { table, headerRule: rule, targetHost } = settings;
+  if (table === undefined) {
+    log.warn(
+      { target: targetHost, reach: rule.reach },
+      `serving without a probe table: any caller that reaches ${HEALTHCHECK_PATH} can have this companion probe ${rule.reach} on ${targetHost}, past the mesh`,
+    );
+  }
+  log.info(
+    {
+      ports: listeners.ports,
+      target: targetHost,
+      probes: table === undefined ? null : entries(table).map(describeEntry),
+      headerProbes: rule.reach,
+      tlsPassthrough: settings.passthrough,
+      restarts: settings.restarts,
+    },
+    settings.compat
+      ? `serving ${HEALTHCHECK_PATH} only (osm-edge compat)`
+      : table === undefined
+        ? 'serving header-driven probes only (no probe table)'
+        : 'serving',
+  );
+}
+
+async function run(argv: readonly string[]): Promise<void> {
+  const settings = await readSettings(argv);
+  const { table, targetHost, compat } = settings;
+  await preloadProbers(table === undefined ? [] : entries(table).map((e) => e.handler));
+
+  const log = createLogger(settings.level);
+  let listeners: Listeners | undefined;
+  let draining = false;
+  const recorder = new Recorder(table);
+  const asked = new AskedPorts();
+  const app = await buildApp({
+    table,
+    headerRule: settings.headerRule,
+    targetHost,
+    prober: compat ? osmEdgeProber(runProbe) : runProbe,
+    log,
+    roleOf: (socket) => listeners?.roleOf(socket),
+    isReady: () => listeners !== undefined && !draining,
+    maxProbesPerListener: MAX_PROBES_PER_LISTENER,
+    recorder,
+    exposition: lazyExposition(recorder, { version: pkg.version, restarts: settings.restarts }),
+    // With a table, header-driven probes run only the table's probes: its ports are the app's.
+    onAsked: table === undefined ? (port) => asked.add(port) : undefined,
+  });
+  listeners = await bindListeners(settings, app, log);
   // A refused connect costs node a stack trace, formatted at once, that names only its own internals: 15 µs, a
   // fifth of the probe's CPU (BENCHMARKS.md). While serving, errors carry none unless debug logging asks for them.
   const stackTraceLimit = Error.stackTraceLimit;
@@ -199,7 +308,7 @@ async function run(argv: readonly string[]): Promise<void> {
     log,
     appPorts: table === undefined ? () => asked.sorted() : () => appPorts(table),
     targetHost,
-    graceSeconds,
+    graceSeconds: settings.graceSeconds,
     onDrain: () => {
       draining = true;
     },
@@ -210,20 +319,7 @@ async function run(argv: readonly string[]): Promise<void> {
         log.flush();
       }),
   });
-  log.info(
-    {
-      ports: listeners.ports,
-      target: targetHost,
-      probes: table === undefined ? null : entries(table).map(describeEntry),
-      allowedPorts: table === undefined ? (allowedText ?? 'any') : 'the probe table ports',
-      restarts,
-    },
-    compat
-      ? `serving ${HEALTHCHECK_PATH} only (osm-edge compat)`
-      : table === undefined
-        ? 'serving header-driven probes only (no probe table)'
-        : 'serving',
-  );
+  announce(log, settings, listeners);
   await stopped;
 }
 

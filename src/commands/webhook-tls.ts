@@ -5,46 +5,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeValue, UsageError } from '../errors.js';
-import { badFlagValue, flagOrEnv, sourceName, usageError } from '../flags.js';
+import { badFlagValue, usageError } from '../flags.js';
 import { BACKOFF } from '../kube/api/backoff.js';
 import { type KubeApi, SERVICE_ACCOUNT_DIR } from '../kube/api/in-cluster.js';
 import type { Logger } from '../log.js';
+import { type Given, TLS_DEFAULTS, type WebhookArgs, type WebhookFlag } from '../webhook/settings.js';
 import { POLICY } from '../webhook/tls/rotation.js';
 import { fileTls, selfManagedTls, type TlsSource } from '../webhook/tls-source.js';
-
-export const TLS_FLAGS = {
-  'tls-cert': { type: 'string' },
-  'tls-key': { type: 'string' },
-  namespace: { type: 'string' },
-  service: { type: 'string' },
-  'tls-secret': { type: 'string' },
-  'webhook-config': { type: 'string' },
-  'tls-resync': { type: 'string' },
-} as const;
-
-export const TLS_DEFAULTS = {
-  service: 'osm-healthcheck-webhook',
-  secret: 'osm-healthcheck-webhook-tls',
-  webhookConfig: 'osm-healthcheck',
-  resyncSeconds: 30,
-} as const;
-
-type TlsValues = { [K in keyof typeof TLS_FLAGS]?: string | undefined };
 
 /** Files, self-managed, or a usage error; undefined `api` means there is no API server to ask. */
 export type TlsChoice = { mode: 'files'; certFile: string; keyFile: string } | { mode: 'self-managed' };
 
-export function tlsChoice(values: TlsValues): TlsChoice {
-  const certFile = flagOrEnv(values['tls-cert'], 'OSM_HEALTHCHECK_TLS_CERT');
-  const keyFile = flagOrEnv(values['tls-key'], 'OSM_HEALTHCHECK_TLS_KEY');
-  if (certFile !== undefined && keyFile !== undefined) return { mode: 'files', certFile, keyFile };
-  if (certFile === undefined && keyFile === undefined) return { mode: 'self-managed' };
-  const [given, file, missing] =
-    certFile === undefined
-      ? [sourceName(values['tls-key'], '--tls-key', 'OSM_HEALTHCHECK_TLS_KEY'), keyFile, '--tls-cert']
-      : [sourceName(values['tls-cert'], '--tls-cert', 'OSM_HEALTHCHECK_TLS_CERT'), certFile, '--tls-key'];
+export function tlsChoice(args: WebhookArgs): TlsChoice {
+  const cert = args('tls-cert');
+  const key = args('tls-key');
+  if (cert !== undefined && key !== undefined)
+    return { mode: 'files', certFile: cert.text, keyFile: key.text };
+  if (cert === undefined && key === undefined) return { mode: 'self-managed' };
+  const [given, missing] = cert === undefined ? [key as Given, '--tls-cert'] : [cert, '--tls-key'];
   throw usageError(
-    `${given} ${describeValue(file)} without ${missing}`,
+    `${given.from} ${describeValue(given.text)} without ${missing}`,
     'both for certificate files, or neither for self-managed TLS',
   );
 }
@@ -60,11 +40,8 @@ function name(value: string, flag: string, label: boolean): string {
   return value;
 }
 
-function namespaceOf(flag: string | undefined): string {
-  const given = flagOrEnv(flag, 'OSM_HEALTHCHECK_NAMESPACE');
-  if (given !== undefined) {
-    return name(given, sourceName(flag, '--namespace', 'OSM_HEALTHCHECK_NAMESPACE'), true);
-  }
+function namespaceOf(given: Given | undefined): string {
+  if (given !== undefined) return name(given.text, given.from, true);
   const file = join(SERVICE_ACCOUNT_DIR, 'namespace');
   try {
     return name(readFileSync(file, 'utf8').trim(), file, true);
@@ -87,51 +64,44 @@ function seconds(text: string, flag: string): number {
 
 export async function tlsSource(
   choice: TlsChoice,
-  values: TlsValues,
+  args: WebhookArgs,
   api: KubeApi | undefined,
   log: Logger,
 ): Promise<TlsSource> {
-  if (choice.mode === 'files') return fileTls(choice.certFile, choice.keyFile, log);
+  // A name not given is the default, which is one: only a given one is checked (and named in the error).
+  const named = (flag: WebhookFlag, fallback: string, label: boolean) => {
+    const given = args(flag);
+    return given === undefined ? fallback : name(given.text, given.from, label);
+  };
+  const webhookConfig = named('webhook-config', TLS_DEFAULTS.webhookConfig, false);
+  const resync = args('tls-resync');
+  const resyncMs =
+    1000 * (resync === undefined ? TLS_DEFAULTS.resyncSeconds : seconds(resync.text, resync.from));
+  const backoff = { firstMs: BACKOFF.firstMs, maxMs: resyncMs };
+  if (choice.mode === 'files') {
+    // Without an API server (a local run) there is no configuration to publish the certificate on.
+    const publish = api === undefined ? undefined : { api, webhookConfig, resyncMs, backoff };
+    return fileTls(choice.certFile, choice.keyFile, log, undefined, publish);
+  }
   if (api === undefined) {
     throw usageError(
       'self-managed TLS (no --tls-cert/--tls-key) needs the API server, but KUBERNETES_SERVICE_HOST is not set and --kube-api is not given',
       '--kube-api URL, or --tls-cert and --tls-key',
     );
   }
-  const namespace = namespaceOf(values.namespace);
-  const service = name(
-    flagOrEnv(values.service, 'OSM_HEALTHCHECK_WEBHOOK_SERVICE') ?? TLS_DEFAULTS.service,
-    sourceName(values.service, '--service', 'OSM_HEALTHCHECK_WEBHOOK_SERVICE'),
-    true,
-  );
-  const resync = flagOrEnv(values['tls-resync'], 'OSM_HEALTHCHECK_TLS_RESYNC_SECONDS');
-  const resyncMs =
-    1000 *
-    (resync === undefined
-      ? TLS_DEFAULTS.resyncSeconds
-      : seconds(
-          resync,
-          sourceName(values['tls-resync'], '--tls-resync', 'OSM_HEALTHCHECK_TLS_RESYNC_SECONDS'),
-        ));
+  const namespace = namespaceOf(args('namespace'));
+  const service = named('service', TLS_DEFAULTS.service, true);
   return selfManagedTls({
     api,
     namespace,
-    secretName: name(
-      flagOrEnv(values['tls-secret'], 'OSM_HEALTHCHECK_TLS_SECRET') ?? TLS_DEFAULTS.secret,
-      sourceName(values['tls-secret'], '--tls-secret', 'OSM_HEALTHCHECK_TLS_SECRET'),
-      false,
-    ),
-    webhookConfig: name(
-      flagOrEnv(values['webhook-config'], 'OSM_HEALTHCHECK_WEBHOOK_CONFIG') ?? TLS_DEFAULTS.webhookConfig,
-      sourceName(values['webhook-config'], '--webhook-config', 'OSM_HEALTHCHECK_WEBHOOK_CONFIG'),
-      false,
-    ),
+    secretName: named('tls-secret', TLS_DEFAULTS.secret, false),
+    webhookConfig,
     policy: {
       ...POLICY,
       dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`],
     },
     resyncMs,
-    backoff: { firstMs: BACKOFF.firstMs, maxMs: resyncMs },
+    backoff,
     log,
     now: Date.now,
   });

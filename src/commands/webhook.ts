@@ -3,18 +3,30 @@
 import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { describeValue } from '../errors.js';
-import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
+import { badFlagValue, usageError } from '../flags.js';
 import { inClusterClient, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../kube/api/in-cluster.js';
 import { fetchVersion } from '../kube/api/version.js';
-import { createLogger, LOG_LEVELS } from '../log.js';
+import { createLogger, LOG_LEVELS, type Logger } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { PLACEMENT_MODES } from '../rewrite/placement.js';
-import { POD_SECURITY_LEVELS, parseLevel } from '../rewrite/pod-security.js';
+import { POD_SECURITY_LEVELS } from '../rewrite/pod-security.js';
 import { MUTATE_PATH } from '../webhook/app.js';
-import { DEFAULT_TIMEOUT_SECONDS, startWebhook } from '../webhook/server.js';
+import {
+  DEFAULT_TIMEOUT_SECONDS,
+  type RunningWebhook,
+  startWebhook,
+  type WebhookOptions,
+} from '../webhook/server.js';
+import {
+  type CompanionSettings,
+  companionSettings,
+  type Given,
+  TLS_DEFAULTS,
+  type WebhookArgs,
+  webhookArgs,
+} from '../webhook/settings.js';
 import type { Command } from './command.js';
-import { cpuLimitOf, imageOf, placementOf } from './companion-flags.js';
-import { TLS_DEFAULTS, TLS_FLAGS, tlsChoice, tlsSource } from './webhook-tls.js';
+import { tlsChoice, tlsSource } from './webhook-tls.js';
 
 const DEFAULT_PORT = 9443;
 const DEFAULT_METRICS_PORT = 8080;
@@ -31,7 +43,9 @@ kubectl prints.
 TLS: with --tls-cert and --tls-key, those files (reloaded when they change: cert-manager rotation). With
 neither (the default), self-managed: a CA and a serving certificate for SERVICE.NAMESPACE.svc kept in the
 Secret --tls-secret, renewed and rotated there, and the caBundle of every webhook of the
-MutatingWebhookConfiguration --webhook-config kept set to that CA, through the API server.
+MutatingWebhookConfiguration --webhook-config kept set to that CA, through the API server. Either way, with an
+API server, the certificate chain served (public, no key) is kept in that configuration's annotation
+osm-healthcheck.flomesh.io/serving-certificate, for analyze.
 
 Flags (each also read from the environment variable shown; flags win):
   --tls-cert FILE      PEM certificate (chain)     (OSM_HEALTHCHECK_TLS_CERT)
@@ -43,7 +57,7 @@ Flags (each also read from the environment variable shown; flags win):
   --tls-secret NAME    the Secret it keeps (OSM_HEALTHCHECK_TLS_SECRET; default ${TLS_DEFAULTS.secret})
   --webhook-config NAME
                        its MutatingWebhookConfiguration (OSM_HEALTHCHECK_WEBHOOK_CONFIG; default ${TLS_DEFAULTS.webhookConfig})
-  --tls-resync SECONDS read the Secret and the caBundle this often (OSM_HEALTHCHECK_TLS_RESYNC_SECONDS;
+  --tls-resync SECONDS read the Secret, the caBundle and the annotation this often (OSM_HEALTHCHECK_TLS_RESYNC_SECONDS;
                        default ${TLS_DEFAULTS.resyncSeconds})
   --port PORT          HTTPS port                  (OSM_HEALTHCHECK_WEBHOOK_PORT; default ${DEFAULT_PORT})
   --host ADDRESS       bind address of both ports  (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
@@ -89,35 +103,29 @@ Flags (each also read from the environment variable shown; flags win):
   --log-level LEVEL    ${LOG_LEVELS.join('|')} (OSM_HEALTHCHECK_LOG_LEVEL; default info)
   --help, --version`;
 
-function parsePort(text: string, field: string): number {
-  const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65535) {
-    throw badFlagValue(field, text, 'a port 0-65535');
-  }
+/** A port 0-65535 from `flag`, else `fallback`. */
+function portOf(given: Given | undefined, fallback: number): number {
+  if (given === undefined) return fallback;
+  const port = Number(given.text);
+  if (!/^\d+$/.test(given.text) || port > 65535) throw badFlagValue(given.from, given.text, 'a port 0-65535');
   return port;
 }
 
 /** Whole seconds 1-30, the range the API server accepts for a webhook's timeoutSeconds. */
-function admissionTimeout(text: string, field: string): number {
-  const seconds = Number(text);
-  if (!/^\d+$/.test(text) || seconds < 1 || seconds > 30)
-    throw badFlagValue(field, text, 'whole seconds 1-30');
+function admissionTimeout(given: Given | undefined): number {
+  if (given === undefined) return DEFAULT_TIMEOUT_SECONDS;
+  const seconds = Number(given.text);
+  if (!/^\d+$/.test(given.text) || seconds < 1 || seconds > 30)
+    throw badFlagValue(given.from, given.text, 'whole seconds 1-30');
   return seconds;
 }
 
-/** A boolean flag, else its environment variable (true/false/1/0), else false. */
-function flagOrEnvBoolean(flag: boolean | undefined, env: string): boolean {
-  if (flag !== undefined) return flag;
-  const text = flagOrEnv(undefined, env);
-  return text === undefined ? false : parseBoolean(text, env);
-}
-
 /** --kube-api, else the in-cluster address; an API server spoken to without TLS would be anyone's. */
-function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): KubeApi | undefined {
-  const given = flagOrEnv(flag, 'OSM_HEALTHCHECK_KUBE_API');
-  const text = given ?? inClusterUrl(process.env);
+function kubeApi(args: WebhookArgs, env: NodeJS.ProcessEnv): KubeApi | undefined {
+  const given = args('kube-api');
+  const text = given?.text ?? inClusterUrl(env);
   if (text === undefined) return undefined;
-  const from = sourceName(flag, '--kube-api', 'OSM_HEALTHCHECK_KUBE_API');
+  const from = given?.from ?? '--kube-api';
   let url: URL;
   try {
     url = new URL(text);
@@ -130,135 +138,68 @@ function kubeApi(flag: string | undefined, caFile: string, tokenFile: string): K
     }
     throw badFlagValue(from, text, 'an https:// URL');
   }
-  if (url.protocol !== 'https:') {
-    throw badFlagValue(from, text, 'an https:// URL');
-  }
-  return { url: url.origin, caFile, tokenFile };
+  if (url.protocol !== 'https:') throw badFlagValue(from, text, 'an https:// URL');
+  return {
+    url: url.origin,
+    caFile: args('kube-ca')?.text ?? join(SERVICE_ACCOUNT_DIR, 'ca.crt'),
+    tokenFile: args('kube-token-file')?.text ?? join(SERVICE_ACCOUNT_DIR, 'token'),
+  };
 }
 
-function parseBoolean(text: string, name: string): boolean {
-  const value = text.trim().toLowerCase();
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  throw badFlagValue(`env ${name}`, text, 'true or false');
+function logLevelOf(given: Given | undefined): string {
+  if (given === undefined) return 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(given.text))
+    throw badFlagValue(given.from, given.text, LOG_LEVELS.join(', '));
+  return given.text;
 }
 
-async function run(argv: readonly string[]): Promise<void> {
-  const { values, positionals } = parseFlags('webhook', argv, {
-    ...TLS_FLAGS,
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'metrics-port': { type: 'string' },
-    'admission-timeout': { type: 'string' },
-    image: { type: 'string' },
-    placement: { type: 'string' },
-    'native-sidecar': { type: 'boolean' },
-    'sidecar-containers-gate': { type: 'boolean' },
-    'pod-security-default': { type: 'string' },
-    'companion-cpu-limit': { type: 'string' },
-    'kube-api': { type: 'string' },
-    'kube-ca': { type: 'string' },
-    'kube-token-file': { type: 'string' },
-    'log-level': { type: 'string' },
-  });
-  noArguments('webhook', positionals);
-  const tls = tlsChoice(values);
-  const portText = flagOrEnv(values.port, 'OSM_HEALTHCHECK_WEBHOOK_PORT');
-  const port =
-    portText === undefined
-      ? DEFAULT_PORT
-      : parsePort(portText, sourceName(values.port, '--port', 'OSM_HEALTHCHECK_WEBHOOK_PORT'));
-  const metricsPortText = flagOrEnv(values['metrics-port'], 'OSM_HEALTHCHECK_METRICS_PORT');
-  const metricsPort =
-    metricsPortText === undefined
-      ? DEFAULT_METRICS_PORT
-      : parsePort(
-          metricsPortText,
-          sourceName(values['metrics-port'], '--metrics-port', 'OSM_HEALTHCHECK_METRICS_PORT'),
-        );
-  const timeoutText = flagOrEnv(values['admission-timeout'], 'OSM_HEALTHCHECK_ADMISSION_TIMEOUT_SECONDS');
-  const timeoutSeconds =
-    timeoutText === undefined
-      ? DEFAULT_TIMEOUT_SECONDS
-      : admissionTimeout(
-          timeoutText,
-          sourceName(
-            values['admission-timeout'],
-            '--admission-timeout',
-            'OSM_HEALTHCHECK_ADMISSION_TIMEOUT_SECONDS',
-          ),
-        );
-  const image = flagOrEnv(values.image, 'OSM_HEALTHCHECK_IMAGE') ?? DEFAULT_IMAGE;
-  imageOf(image, sourceName(values.image, '--image', 'OSM_HEALTHCHECK_IMAGE'));
-  const placement = placementOf(
-    flagOrEnv(values.placement, 'OSM_HEALTHCHECK_PLACEMENT'),
-    flagOrEnvBoolean(values['native-sidecar'], 'OSM_HEALTHCHECK_NATIVE_SIDECAR'),
-    sourceName(values.placement, '--placement', 'OSM_HEALTHCHECK_PLACEMENT'),
-  );
-  const sidecarGate = flagOrEnvBoolean(
-    values['sidecar-containers-gate'],
-    'OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE',
-  );
-  // Asked whenever there is an API server (in a pod, or --kube-api): pods that must end need the version too.
-  const api = kubeApi(
-    values['kube-api'],
-    flagOrEnv(values['kube-ca'], 'OSM_HEALTHCHECK_KUBE_CA') ?? join(SERVICE_ACCOUNT_DIR, 'ca.crt'),
-    flagOrEnv(values['kube-token-file'], 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE') ??
-      join(SERVICE_ACCOUNT_DIR, 'token'),
-  );
-  const defaultText =
-    flagOrEnv(values['pod-security-default'], 'OSM_HEALTHCHECK_POD_SECURITY_DEFAULT') ?? 'privileged';
-  const defaultLevel = parseLevel(defaultText);
-  if (defaultLevel === undefined) {
-    const from = sourceName(
-      values['pod-security-default'],
-      '--pod-security-default',
-      'OSM_HEALTHCHECK_POD_SECURITY_DEFAULT',
-    );
-    throw badFlagValue(from, defaultText, POD_SECURITY_LEVELS.join(', '));
-  }
-  const companionCpuLimit = cpuLimitOf(
-    flagOrEnv(values['companion-cpu-limit'], 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT'),
-    sourceName(values['companion-cpu-limit'], '--companion-cpu-limit', 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT'),
-  );
-  const level = flagOrEnv(values['log-level'], 'OSM_HEALTHCHECK_LOG_LEVEL') ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    const from = sourceName(values['log-level'], '--log-level', 'OSM_HEALTHCHECK_LOG_LEVEL');
-    throw badFlagValue(from, level, LOG_LEVELS.join(', '));
-  }
+/**
+ * Where the cluster's version comes from: asked whenever there is an API server (pods that must end need it too);
+ * --placement native-sidecar without one keeps saying, with backoff, why it is not granted.
+ */
+function clusterVersionOf(
+  companion: CompanionSettings,
+  api: KubeApi | undefined,
+): WebhookOptions['clusterVersion'] {
+  if (companion.placement !== 'native-sidecar' && api === undefined) return undefined;
+  return {
+    sidecarGate: companion.sidecarGate,
+    fetchVersion: () =>
+      api === undefined
+        ? Promise.reject(
+            new Error('no API server to ask: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given'),
+          )
+        : fetchVersion(inClusterClient(api, VERSION_TIMEOUT_MS)),
+  };
+}
 
-  const log = createLogger(level);
-  const webhook = await startWebhook({
-    tls: await tlsSource(tls, values, api, log),
+/** Every flag read and checked, in the order their errors are told, before anything starts. */
+export function readFlags(argv: readonly string[], env: NodeJS.ProcessEnv) {
+  const args = webhookArgs(argv, env);
+  const tls = tlsChoice(args);
+  const port = portOf(args('port'), DEFAULT_PORT);
+  const metricsPort = portOf(args('metrics-port'), DEFAULT_METRICS_PORT);
+  const timeoutSeconds = admissionTimeout(args('admission-timeout'));
+  const companion = companionSettings(args);
+  const api = kubeApi(args, env);
+  return {
+    args,
+    tls,
     port,
-    host: flagOrEnv(values.host, 'OSM_HEALTHCHECK_HOST'),
-    image,
-    placement,
-    // --placement native-sidecar without an API server keeps saying, with backoff, why it is not granted.
-    ...(placement === 'native-sidecar' || api !== undefined
-      ? {
-          clusterVersion: {
-            sidecarGate,
-            fetchVersion: () =>
-              api === undefined
-                ? Promise.reject(
-                    new Error(
-                      'no API server to ask: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given',
-                    ),
-                  )
-                : fetchVersion(inClusterClient(api, VERSION_TIMEOUT_MS)),
-          },
-        }
-      : {}),
-    podSecurity: { defaultLevel },
-    ...(api === undefined ? {} : { kube: { api } }),
-    ...(companionCpuLimit === undefined ? {} : { companionCpuLimit }),
-    metrics: { port: metricsPort, timeoutSeconds, version: pkg.version },
-    log,
-  });
-  // Kubernetes stops sending admissions once the endpoint is gone (the Deployment's preStop sleep covers the
-  // delay); here in-flight admissions finish before the listener closes.
-  await new Promise<void>((resolve) => {
+    metricsPort,
+    timeoutSeconds,
+    companion,
+    api,
+    level: logLevelOf(args('log-level')),
+  };
+}
+
+/**
+ * Kubernetes stops sending admissions once the endpoint is gone (the Deployment's preStop sleep covers the delay);
+ * here in-flight admissions finish before the listener closes.
+ */
+function untilSignal(webhook: RunningWebhook, log: Logger): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
@@ -272,6 +213,29 @@ async function run(argv: readonly string[]): Promise<void> {
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+}
+
+async function run(argv: readonly string[]): Promise<void> {
+  const { args, tls, port, metricsPort, timeoutSeconds, companion, api, level } = readFlags(
+    argv,
+    process.env,
+  );
+  const log = createLogger(level);
+  const clusterVersion = clusterVersionOf(companion, api);
+  const webhook = await startWebhook({
+    tls: await tlsSource(tls, args, api, log),
+    port,
+    host: args('host')?.text,
+    image: companion.image,
+    placement: companion.placement,
+    ...(clusterVersion === undefined ? {} : { clusterVersion }),
+    podSecurity: { defaultLevel: companion.podSecurityDefault },
+    ...(api === undefined ? {} : { kube: { api } }),
+    ...(companion.companionCpuLimit === undefined ? {} : { companionCpuLimit: companion.companionCpuLimit }),
+    metrics: { port: metricsPort, timeoutSeconds, version: pkg.version },
+    log,
+  });
+  await untilSignal(webhook, log);
 }
 
 export const webhookCommand: Command = {

@@ -3,6 +3,7 @@
 // keeps in plugin/pkg/admission/limitranger/admission.go podRequests/podLimits), pod-level resources
 // (`spec.resources`, KEP-2837) and whether the pod is BestEffort (pkg/apis/core/v1/helper/qos GetPodQOS).
 
+import { isObject } from '../json.js';
 import { parseQuantity, type Quantity } from './quantity.js';
 
 /** The fields of a pod spec the aggregates read; any richer pod type (rewrite/types.ts PodSpec) fits it. */
@@ -41,10 +42,6 @@ export interface PodShape {
 export const POD_LEVEL_RESOURCES: readonly string[] = ['cpu', 'memory'];
 
 const EMPTY: Requirements = { requests: new Map(), limits: new Map() };
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A ResourceList; entries that are no quantity are left out (the API server refuses them on its own). */
 export function readAmounts(value: unknown): Map<string, Quantity> {

@@ -16,13 +16,8 @@ import {
   type YAMLMap,
   type YAMLSeq,
 } from 'yaml';
+import { isObject, type Json } from '../json.js';
 import { buildNode } from './built-nodes.js';
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function plain(doc: Document, node: unknown): unknown {
   if (node === null || node === undefined) return null;

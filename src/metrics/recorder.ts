@@ -1,15 +1,16 @@
-// What the companion counts for Prometheus, as plain numbers: probe runs, probe durations, the in-flight gate and
-// header-driven checks. No prom-client here: loading it costs start-up and memory in every pod (docs/metrics.md),
+// What the companion counts for Prometheus, as plain numbers: probe runs, their durations and failure reasons, each
+// entry's timeout and first success, the in-flight gate and header-driven checks. No prom-client here: loading it costs start-up and memory in every pod (docs/metrics.md),
 // so registry.ts, loaded on the first scrape, reads these numbers then. Every series is made up front from the
 // table and the fixed sets below, and callers pass table entries and enums, never label text: a hostile client
 // cannot grow the series set. Recording is O(1) and allocates nothing, so the probe path does not pay for metrics.
 
+import { FAILURE_REASONS, type FailureReason } from '../probe/failure-reason.js';
 import type { Verdict } from '../probe/result.js';
 import { LISTENER_ROLES, type ListenerRole, type ProbeKind } from '../scheme.js';
 import { entries } from '../table/parse.js';
 import type { ProbeEntry, ProbeHandler, ProbeTable } from '../table/types.js';
-import { durationBuckets, longestTimeoutSeconds } from './buckets.js';
-import type { HistogramSample } from './histogram.js';
+import { probeDurationBuckets } from './buckets.js';
+import { cumulativeOf, type HistogramSample, slotOf } from './histogram.js';
 
 /** A header-driven probe on /osm-healthcheck: `Original-Tcp-Port` runs a TCP connect, `Original-Http-Port` a GET. */
 export type HeaderProbe = 'tcpSocket' | 'httpGet';
@@ -45,6 +46,17 @@ export interface Sample<L> {
 /** One probe series' durations: probes that took at most `bounds[i]` seconds, and all of them. */
 export type DurationSample = HistogramSample<ProbeLabels>;
 
+/** What a probe run came to, as the recorder needs it: a ProbeResult is one. */
+export type RunOutcome =
+  | { readonly verdict: 'success' | 'warning' }
+  | { readonly verdict: 'failure'; readonly reason: FailureReason };
+
+/** Each reason's slot in a series' failure counts. */
+const REASON_SLOT = Object.fromEntries(FAILURE_REASONS.map((reason, i) => [reason, i])) as Record<
+  FailureReason,
+  number
+>;
+
 /** Counts per verdict, as fields: an increment allocates nothing. */
 class Verdicts {
   success = 0;
@@ -57,6 +69,12 @@ class ProbeSeries {
   /** Runs per duration slot, not cumulative: slot i holds (bounds[i-1], bounds[i]], the last one what is over. */
   readonly slots: Float64Array;
   sumSeconds = 0;
+  /** Failures per reason, in FAILURE_REASONS' order. */
+  readonly failures = new Float64Array(FAILURE_REASONS.length);
+  /** When the first run began (performance.now()); NaN until then. */
+  firstStartedMs = Number.NaN;
+  /** Seconds from the first run's start to the end of the first success; NaN until then. */
+  firstSuccessSeconds = Number.NaN;
 
   constructor(
     readonly labels: ProbeLabels,
@@ -72,10 +90,12 @@ function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
 }
 
 export class Recorder {
-  /** Upper bounds of the duration buckets, in seconds: from 1 ms up to the table's longest timeout. */
+  /** Upper bounds of the duration buckets, in seconds: from 1 ms up to the table's longest timeout (buckets.ts). */
   readonly bounds: readonly number[];
   private readonly boundsArray: Float64Array;
   private readonly series: readonly ProbeSeries[];
+  private readonly entrySeries: readonly ProbeSeries[];
+  private readonly entryTimeouts: readonly Sample<ProbeLabels>[];
   private readonly byEntry: ReadonlyMap<ProbeEntry, ProbeSeries>;
   private readonly byHeaderProbe: Readonly<Record<HeaderProbe, ProbeSeries>>;
   private readonly refusals = zeroes(LISTENER_ROLES);
@@ -84,37 +104,49 @@ export class Recorder {
 
   /** `table`: the probe table serve runs; undefined, header-driven probes only. */
   constructor(table: ProbeTable | undefined) {
-    this.bounds = durationBuckets(longestTimeoutSeconds(table));
+    this.bounds = probeDurationBuckets(table);
     this.boundsArray = Float64Array.from(this.bounds);
     const make = (labels: ProbeLabels) => new ProbeSeries(labels, this.bounds.length + 1);
     const byEntry = new Map<ProbeEntry, ProbeSeries>();
+    const timeouts: Sample<ProbeLabels>[] = [];
     for (const entry of table === undefined ? [] : entries(table)) {
-      byEntry.set(entry, make({ kind: entry.kind, container: entry.container, handler: entry.handler.type }));
+      const labels = { kind: entry.kind, container: entry.container, handler: entry.handler.type };
+      byEntry.set(entry, make(labels));
+      timeouts.push({ labels, value: entry.timeoutSeconds });
     }
+    this.entryTimeouts = timeouts;
     this.byEntry = byEntry;
     this.byHeaderProbe = {
       tcpSocket: make({ kind: 'healthcheck', container: '', handler: 'tcpSocket' }),
       httpGet: make({ kind: 'healthcheck', container: '', handler: 'httpGet' }),
     };
-    this.series = [...byEntry.values(), this.byHeaderProbe.tcpSocket, this.byHeaderProbe.httpGet];
+    this.entrySeries = [...byEntry.values()];
+    this.series = [...this.entrySeries, this.byHeaderProbe.tcpSocket, this.byHeaderProbe.httpGet];
   }
 
   /**
    * One probe run: a table entry (throws for an entry that is not in the table the recorder was made for: a bug),
-   * or a header-driven probe. `seconds` is the prober's wall time.
+   * or a header-driven probe. It began at `startedMs` (performance.now()) and took the prober `seconds`.
    */
-  probeRun(probe: ProbeEntry | HeaderProbe, verdict: Verdict, seconds: number): void {
+  probeRun(probe: ProbeEntry | HeaderProbe, outcome: RunOutcome, startedMs: number, seconds: number): void {
     const series = typeof probe === 'string' ? this.byHeaderProbe[probe] : this.byEntry.get(probe);
     if (series === undefined) {
       const name = typeof probe === 'string' ? probe : `${probe.kind}.${probe.container}`;
       throw new Error(`metrics: ${name} is not an entry of the probe table these metrics were made for`);
     }
-    series.runs[verdict]++;
-    const bounds = this.boundsArray;
-    let slot = 0;
-    while (slot < bounds.length && seconds > (bounds[slot] ?? 0)) slot++;
+    series.runs[outcome.verdict]++;
+    if (outcome.verdict === 'failure') {
+      const reason = REASON_SLOT[outcome.reason];
+      series.failures[reason] = (series.failures[reason] ?? 0) + 1;
+    }
+    const slot = slotOf(this.boundsArray, seconds);
     series.slots[slot] = (series.slots[slot] ?? 0) + 1;
     series.sumSeconds += seconds;
+    if (Number.isNaN(series.firstStartedMs)) series.firstStartedMs = startedMs;
+    // kubelet counts a Warning as a success (probe.go), so it ends the wait for the first success too.
+    if (outcome.verdict !== 'failure' && Number.isNaN(series.firstSuccessSeconds)) {
+      series.firstSuccessSeconds = (startedMs - series.firstStartedMs) / 1000 + seconds;
+    }
   }
 
   /** A probe refused at once because its listener already had its limit in flight. */
@@ -145,16 +177,26 @@ export class Recorder {
   }
 
   durations(): DurationSample[] {
-    return this.series.map((s) => {
-      const cumulative: number[] = [];
-      let total = 0;
-      for (const count of s.slots) {
-        total += count;
-        cumulative.push(total);
-      }
-      cumulative.pop();
-      return { labels: s.labels, cumulative, count: total, sumSeconds: s.sumSeconds };
-    });
+    return this.series.map((s) => ({ labels: s.labels, ...cumulativeOf(s.slots), sumSeconds: s.sumSeconds }));
+  }
+
+  /** Every series' failures by reason, each reason present (at 0) from the start. */
+  failures(): Sample<ProbeLabels & { reason: FailureReason }>[] {
+    return this.series.flatMap((s) =>
+      FAILURE_REASONS.map((reason, i) => ({ labels: { ...s.labels, reason }, value: s.failures[i] ?? 0 })),
+    );
+  }
+
+  /** Each table entry's timeoutSeconds; header-driven probes have none. */
+  timeouts(): readonly Sample<ProbeLabels>[] {
+    return this.entryTimeouts;
+  }
+
+  /** Each table entry that has succeeded: seconds from its first run's start to its first success's end. */
+  firstSuccesses(): Sample<ProbeLabels>[] {
+    return this.entrySeries
+      .filter((s) => !Number.isNaN(s.firstSuccessSeconds))
+      .map((s) => ({ labels: s.labels, value: s.firstSuccessSeconds }));
   }
 
   refused(): Sample<{ listener: ListenerRole }>[] {

@@ -11,6 +11,8 @@ import type { Recorder } from './recorder.js';
 import { refilledMetrics } from './refilled.js';
 
 export const METRIC_PREFIX = 'osm_healthcheck_';
+/** The labels that name a probe series: a table entry, or a header-driven handler (kind healthcheck). */
+const PROBE_LABELS = ['kind', 'container', 'handler'];
 
 export interface Exposition {
   /** Prometheus' text exposition format 0.0.4. */
@@ -32,11 +34,11 @@ export function createExposition(recorder: Recorder, options: ExpositionOptions)
   processMetrics(registry);
 
   // Counters and gauges are prom-client's own, refilled from the recorder by their collect() before each scrape.
-  const { counter } = refilledMetrics(registers, METRIC_PREFIX);
+  const { counter, gauge } = refilledMetrics(registers, METRIC_PREFIX);
   counter(
     'probes_total',
     "Probes run, by probe kind (or healthcheck for header-driven ones), container, handler and kubelet's verdict.",
-    ['kind', 'container', 'handler', 'verdict'],
+    [...PROBE_LABELS, 'verdict'],
     () => recorder.probeRuns(),
   );
   registry.registerMetric(
@@ -46,6 +48,24 @@ export function createExposition(recorder: Recorder, options: ExpositionOptions)
       recorder.bounds,
       () => recorder.durations(),
     ),
+  );
+  counter(
+    'probe_failures_total',
+    'Probes that failed, by why (docs/metrics.md#failure-reasons): timeout, refused, reset, status, tls, redirect, grpc_status, other.',
+    [...PROBE_LABELS, 'reason'],
+    () => recorder.failures(),
+  );
+  gauge(
+    'probe_timeout_seconds',
+    "Each probe table entry's timeoutSeconds, as kubelet gives the probe.",
+    PROBE_LABELS,
+    () => recorder.timeouts(),
+  );
+  gauge(
+    'probe_first_success_seconds',
+    "Seconds from the first probe of a table entry this companion ran to that entry's first success; absent until then.",
+    PROBE_LABELS,
+    () => recorder.firstSuccesses(),
   );
   counter(
     'probes_refused_total',

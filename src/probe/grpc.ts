@@ -10,6 +10,7 @@
 import type { ClientHttp2Session, IncomingHttpHeaders } from 'node:http2';
 import { DEFAULT_USER_AGENT } from '../scheme.js';
 import type { GrpcHandler } from '../table/types.js';
+import { type FailureReason, reasonOfError } from './failure-reason.js';
 import { grpcUserAgent } from './grpc-user-agent.js';
 import { type GrpcOutcome, grpcVerdict } from './grpc-verdict.js';
 import {
@@ -63,14 +64,15 @@ export async function probeGrpc(
       session.destroy();
       resolve(outcome);
     };
-    const fail = ({ code, details }: GrpcStatus) => end({ kind: 'error', code, details, connected });
+    const fail = ({ code, details }: GrpcStatus, transport?: FailureReason) =>
+      end({ kind: 'error', code, details, connected, transport });
     const timer = setTimeout(
       () => fail({ code: 'DEADLINE_EXCEEDED', details: 'Deadline exceeded' }),
       deadline - performance.now(),
     );
-    session.on('error', (err) => fail({ code: 'UNAVAILABLE', details: err.message }));
+    session.on('error', (err) => fail({ code: 'UNAVAILABLE', details: err.message }, reasonOfError(err)));
     session.on('close', () =>
-      fail({ code: 'UNAVAILABLE', details: connected ? 'Connection dropped' : 'Connection closed' }),
+      fail({ code: 'UNAVAILABLE', details: connected ? 'Connection dropped' : 'Connection closed' }, 'reset'),
     );
     session.once('remoteSettings', () => {
       connected = true;

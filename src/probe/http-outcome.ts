@@ -1,6 +1,7 @@
 // kubelet's verdict on an HTTP probe's answer (k8s pkg/probe/http/http.go DoHTTPProbe) and the one-line
 // message the companion hands back: pure, so every shape is table-tested in test/probe/http-request.test.ts.
 
+import type { FailureReason } from './failure-reason.js';
 import type { Hop } from './http-request.js';
 import type { AppBody, ProbeResult, Verdict } from './result.js';
 
@@ -35,9 +36,14 @@ export function answered(
   const detail = notes.length > 0 ? ` (${notes.join('; ')})` : '';
   const message = `GET ${first.href} -> ${status}${detail} in ${ms} ms`;
   const judged = verdictFor(status);
-  return judged.verdict === 'warning'
-    ? { verdict: 'warning', status: judged.status, message, appBody: body }
-    : { verdict: judged.verdict, status: judged.status, message };
+  switch (judged.verdict) {
+    case 'warning':
+      return { verdict: 'warning', status: judged.status, message, appBody: body };
+    case 'failure':
+      return { verdict: 'failure', status: judged.status, message, reason: 'status' };
+    case 'success':
+      return { verdict: 'success', status: judged.status, message };
+  }
 }
 
 /**
@@ -50,9 +56,9 @@ export function kubeletWarning(body: Buffer): string {
 }
 
 /** `GET http://10.1.2.3:14001/live failed: connect ECONNREFUSED 10.1.2.3:14001 after 1 ms`. */
-export function failed(first: Hop, reason: string, ms?: number): ProbeResult {
+export function failed(first: Hop, what: string, reason: FailureReason, ms?: number): ProbeResult {
   const after = ms === undefined ? '' : ` after ${ms} ms`;
-  return { verdict: 'failure', status: 503, message: `GET ${first.href} failed: ${reason}${after}` };
+  return { verdict: 'failure', status: 503, message: `GET ${first.href} failed: ${what}${after}`, reason };
 }
 
 /** Where a failure happened when it was not on the first GET. */

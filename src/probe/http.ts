@@ -10,6 +10,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { DEFAULT_USER_AGENT } from '../scheme.js';
+import { type FailureReason, reasonOfError } from './failure-reason.js';
 import { answered, atHop, describeError, failed, timeoutReason, verdictFor } from './http-outcome.js';
 import {
   firstHop,
@@ -70,7 +71,20 @@ class Deadline {
 
 interface Failed {
   failure: string;
+  reason: FailureReason;
 }
+
+/** A transport error as a failure: node's wording, and the reason its code says. */
+function failedWith(err: unknown): Failed {
+  return { failure: describeError(err), reason: reasonOfError(err) };
+}
+
+/** The peer closed the connection before the answer was complete. */
+function closed(failure: string): Failed {
+  return { failure, reason: 'reset' };
+}
+
+const TIMED_OUT: Failed = { failure: 'timeout', reason: 'timeout' };
 
 /** What reading a body came to: the bytes kept (none unless asked to keep them), or why the read failed. */
 type BodyRead = { bytes: Buffer } | Failed;
@@ -96,32 +110,32 @@ export async function probeHttp(
   const started = performance.now();
   const first = firstHop(spec, target.host, userAgent);
   const deadline = new Deadline(target.timeoutMs);
-  const fail = (reason: string, hop: Hop, followed: number): ProbeResult =>
+  const fail = ({ failure, reason }: Failed, hop: Hop, followed: number): ProbeResult =>
     deadline.expired
-      ? failed(first, atHop(timeoutReason(deadline.budgetMs, deadline.stage), hop, followed))
-      : failed(first, atHop(reason, hop, followed), Math.round(performance.now() - started));
+      ? failed(first, atHop(timeoutReason(deadline.budgetMs, deadline.stage), hop, followed), 'timeout')
+      : failed(first, atHop(failure, hop, followed), reason, Math.round(performance.now() - started));
   try {
     let hop = first;
     for (let followed = 0; ; followed++) {
       const answer = await exchange(hop, deadline);
-      if ('failure' in answer) return fail(answer.failure, hop, followed);
+      if ('failure' in answer) return fail(answer, hop, followed);
       const step = nextStep(first, hop, answer.status, answer.location, followed);
       if (step.kind === 'follow') {
         // Go drains a little of a redirect's body under the same deadline; its read errors do not matter.
         await answer.finish(redirectBodyBytes(answer.contentLength), 'redirect body');
-        if (deadline.expired) return fail('', hop, followed);
+        if (deadline.expired) return fail(TIMED_OUT, hop, followed);
         hop = step.hop;
         continue;
       }
       if (step.kind === 'fail') {
         await answer.finish(0, 'body');
-        return fail(step.reason, first, 0);
+        return fail({ failure: step.reason, reason: 'redirect' }, first, 0);
       }
       // http.go reads the body of every final answer (utilio.ReadAtMost); a read error fails the probe. A 3xx's
       // body goes into kubelet's Warning, so the companion keeps it to hand on.
       const keep = verdictFor(answer.status).verdict === 'warning';
       const read = await answer.finish(MAX_BODY_BYTES, 'body', keep);
-      if ('failure' in read) return fail(read.failure, hop, followed);
+      if ('failure' in read) return fail(read, hop, followed);
       const ms = Math.round(performance.now() - started);
       const body = { bytes: read.bytes, contentType: answer.contentType };
       return answered(first, hop, followed, answer.status, ms, step.note, body);
@@ -150,18 +164,25 @@ async function dial(url: URL, deadline: Deadline): Promise<Socket | Failed> {
       tlsConnect === undefined
         ? netConnect(options)
         : tlsConnect({ ...options, rejectUnauthorized: false, ALPNProtocols: ['h2', 'http/1.1'] });
-    const fail = (reason: string) => {
+    const fail = (failure: Failed) => {
       socket.destroy();
-      resolve({ failure: reason });
+      resolve(failure);
     };
-    // Stays for the socket's life, so no later 'error' is ever unhandled.
-    socket.on('error', (err) => fail(describeError(err)));
-    deadline.enter('connection', () => fail('timeout'));
+    // Stays for the socket's life, so no later 'error' is ever unhandled. An error in the handshake is TLS's.
+    let handshaking = false;
+    socket.on('error', (err) => {
+      const failure = failedWith(err);
+      fail(handshaking && failure.reason === 'other' ? { ...failure, reason: 'tls' } : failure);
+    });
+    deadline.enter('connection', () => fail(TIMED_OUT));
     if (tlsConnect === undefined) {
       socket.once('connect', () => resolve(socket));
       return;
     }
-    socket.once('connect', () => deadline.enter('TLS handshake', () => fail('timeout')));
+    socket.once('connect', () => {
+      handshaking = true;
+      deadline.enter('TLS handshake', () => fail(TIMED_OUT));
+    });
     socket.once('secureConnect', () => resolve(socket));
   });
 }
@@ -170,11 +191,11 @@ function exchangeH1(hop: Hop, socket: Socket, deadline: Deadline): Promise<Answe
   return new Promise((resolve) => {
     let settled = false;
     const close = () => socket.destroy();
-    const fail = (reason: string) => {
+    const fail = (failure: Failed) => {
       if (settled) return;
       settled = true;
       close();
-      resolve({ failure: reason });
+      resolve(failure);
     };
     const answer = (res: IncomingMessage, finish: Answer['finish']) => {
       if (settled) return;
@@ -182,7 +203,7 @@ function exchangeH1(hop: Hop, socket: Socket, deadline: Deadline): Promise<Answe
       const { location, 'content-length': contentLength, 'content-type': contentType } = res.headers;
       resolve({ status: res.statusCode ?? 0, location, contentLength, contentType, finish });
     };
-    deadline.enter('response headers', () => fail('timeout'));
+    deadline.enter('response headers', () => fail(TIMED_OUT));
     try {
       const req = request({
         createConnection: () => socket,
@@ -190,8 +211,8 @@ function exchangeH1(hop: Hop, socket: Socket, deadline: Deadline): Promise<Answe
         headers: h1Headers(hop),
         maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
       });
-      req.on('error', (err) => fail(describeError(err)));
-      req.on('close', () => fail('connection closed before a response'));
+      req.on('error', (err) => fail(failedWith(err)));
+      req.on('close', () => fail(closed('connection closed before a response')));
       // 1xx interim answers (100, 103) are skipped by node; the final one counts.
       req.on('response', (res) =>
         answer(res, (limit, stage, keep) => readAtMost(res, limit, stage, deadline, close, keep)),
@@ -206,7 +227,7 @@ function exchangeH1(hop: Hop, socket: Socket, deadline: Deadline): Promise<Answe
       req.end();
     } catch (err) {
       // node refuses a header it cannot send, as Go's transport does.
-      fail(describeError(err));
+      fail(failedWith(err));
     }
   });
 }
@@ -217,24 +238,26 @@ async function exchangeH2(hop: Hop, socket: TLSSocket, deadline: Deadline): Prom
     let settled = false;
     const session = connect(hop.url.origin, { createConnection: () => socket });
     const close = () => session.destroy();
-    const fail = (reason: string) => {
+    const fail = (failure: Failed) => {
       if (settled) return;
       settled = true;
       close();
-      resolve({ failure: reason });
+      resolve(failure);
     };
-    session.on('error', (err) => fail(describeError(err)));
-    session.on('close', () => fail('connection closed before a response'));
-    deadline.enter('response headers', () => fail('timeout'));
+    session.on('error', (err) => fail(failedWith(err)));
+    session.on('close', () => fail(closed('connection closed before a response')));
+    deadline.enter('response headers', () => fail(TIMED_OUT));
     let stream: ClientHttp2Stream;
     try {
       stream = session.request(h2Headers(hop), { endStream: true });
     } catch (err) {
-      fail(describeError(err));
+      fail(failedWith(err));
       return;
     }
-    stream.on('error', (err) => fail(describeError(err)));
-    stream.on('close', () => fail(`stream closed before a response (HTTP/2 error code ${stream.rstCode})`));
+    stream.on('error', (err) => fail(failedWith(err)));
+    stream.on('close', () =>
+      fail(closed(`stream closed before a response (HTTP/2 error code ${stream.rstCode})`)),
+    );
     // 'response' carries the final status; 1xx interim headers arrive as 'headers' and are skipped.
     stream.on('response', (headers) => {
       if (settled) return;
@@ -268,25 +291,24 @@ function readAtMost(
     let settled = false;
     let read = 0;
     const chunks: Buffer[] = [];
-    const done = (failure?: string) => {
+    const done = (failure?: Failed) => {
       if (settled) return;
       settled = true;
       close();
-      resolve(
-        failure !== undefined
-          ? { failure }
-          : { bytes: keep ? Buffer.concat(chunks).subarray(0, limit) : NO_BYTES },
-      );
+      resolve(failure ?? { bytes: keep ? Buffer.concat(chunks).subarray(0, limit) : NO_BYTES });
     };
     if (limit <= 0) return done();
-    deadline.enter(stage, () => done('timeout'));
+    deadline.enter(stage, () => done(TIMED_OUT));
     body.on('data', (chunk: Buffer) => {
       read += chunk.length;
       if (keep) chunks.push(chunk);
       if (read >= limit) done();
     });
     body.on('end', () => done());
-    body.on('error', (err) => done(`body read failed: ${describeError(err)}`));
-    body.on('close', () => done('connection closed while reading the body'));
+    body.on('error', (err) => {
+      const failure = failedWith(err);
+      done({ ...failure, failure: `body read failed: ${failure.failure}` });
+    });
+    body.on('close', () => done(closed('connection closed while reading the body')));
   });
 }

@@ -2,6 +2,8 @@
 // hands back to kubelet, and for a Warning the app's body (docs/architecture.md#what-kubelet-receives). Probers never
 // throw for an unhealthy app.
 
+import type { FailureReason } from './failure-reason.js';
+
 /** kubelet's verdicts (k8s.io/kubernetes/pkg/probe/probe.go): Warning counts as success. */
 export type Verdict = 'success' | 'warning' | 'failure';
 
@@ -23,8 +25,14 @@ interface Judged<V extends Verdict> {
   message: string;
 }
 
-/** A Warning is a 3xx kubelet would not follow: it always comes with the app's body. */
-export type ProbeResult = Judged<'success' | 'failure'> | (Judged<'warning'> & { appBody: AppBody });
+/**
+ * A Warning is a 3xx kubelet would not follow: it always comes with the app's body. A Failure always says why,
+ * as one of a fixed set (failure-reason.ts), for /metrics.
+ */
+export type ProbeResult =
+  | Judged<'success'>
+  | (Judged<'failure'> & { reason: FailureReason })
+  | (Judged<'warning'> & { appBody: AppBody });
 
 /** Where and how long to probe. `host` is an IP literal (POD_IP or 127.0.0.1), never bracketed. */
 export interface ProbeTarget {

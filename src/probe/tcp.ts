@@ -2,6 +2,7 @@
 // sending a byte. Connected is Success; any dial error or the timeout is Failure.
 
 import { connect } from 'node:net';
+import { type FailureReason, reasonOfError } from './failure-reason.js';
 import { joinHostPort, type ProbeResult, type ProbeTarget } from './result.js';
 
 export function probeTcp(port: number, target: ProbeTarget): Promise<ProbeResult> {
@@ -21,29 +22,30 @@ export function probeTcp(port: number, target: ProbeTarget): Promise<ProbeResult
         result(
           port,
           target,
-          'failure',
+          'timeout',
           `failed: timeout after ${target.timeoutMs} ms waiting for connection`,
         ),
       );
     });
     socket.on('error', (err) => {
       // tcp.go: "Convert errors to failures to handle timeouts." Node has already destroyed the socket.
-      resolve(result(port, target, 'failure', `failed: ${err.message} after ${elapsed(start)} ms`));
+      const reason = reasonOfError(err);
+      resolve(result(port, target, reason, `failed: ${err.message} after ${elapsed(start)} ms`));
     });
   });
 }
 
+/** `outcome`: success, or why the connect failed. */
 function result(
   port: number,
   target: ProbeTarget,
-  verdict: 'success' | 'failure',
+  outcome: 'success' | FailureReason,
   what: string,
 ): ProbeResult {
-  return {
-    verdict,
-    status: verdict === 'success' ? 200 : 503,
-    message: `tcp ${joinHostPort(target.host, port)} ${what}`,
-  };
+  const message = `tcp ${joinHostPort(target.host, port)} ${what}`;
+  return outcome === 'success'
+    ? { verdict: 'success', status: 200, message }
+    : { verdict: 'failure', status: 503, message, reason: outcome };
 }
 
 function elapsed(start: number): number {

@@ -2,13 +2,8 @@
 // diffs it into its patch, so both write the same pod. Pure; the input is never mutated.
 
 import { describeValue } from '../errors.js';
+import { isObject, type Json } from '../json.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * `metadata` (absent or null: none yet) with `added` among its annotations; `at` is where `metadata` sits, for

@@ -9,9 +9,8 @@
 // set gets our value and every field someone else added stays: our own output comes back unchanged, and a real
 // change (a new image, another probe table) is still a difference, patched field by field.
 
+import { isObject, type Json } from '../json.js';
 import type { Container } from './types.js';
-
-type Json = Record<string, unknown>;
 
 /**
  * Top-level fields inject writes for one placement and not the other (companion.ts: a native sidecar has
@@ -28,10 +27,6 @@ export function ownedContainer(existing: Container | undefined, wanted: Containe
     if (!Object.hasOwn(wanted, field)) delete laid[field];
   }
   return laid;
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -130,7 +130,7 @@ function carryOver(probe: Probe, site: ProbeSite): ProbeDecision {
 /**
  * `/osm-healthcheck` with Original-* headers: osm-edge's injector rewrote this probe (or an earlier inject
  * rewrote a tcpSocket probe). It stays as it is, and the target its headers name goes into the table: with a
- * table, serve lets header-driven probes reach only the table's ports (server/routing.ts allowedPorts).
+ * table, serve runs a header-driven request only when it names one of the table's probes (server/header-probes.ts).
  */
 function fromHeaders(probe: Probe, parsed: HeaderParse, site: ProbeSite): ProbeDecision {
   if (!parsed.ok) {

@@ -2,6 +2,7 @@
 // Pure, on plain JSON values; returns paths so the YAML layer can edit the nodes in place.
 
 import { describeValue } from '../errors.js';
+import { isObject, type Json } from '../json.js';
 import { OPT_OUT_ANNOTATION } from '../scheme.js';
 import { type FieldPath, ManifestError } from './manifest-error.js';
 import { readOptOut } from './pod.js';
@@ -60,12 +61,6 @@ const KINDS: Readonly<Record<string, Kind>> = {
 
 /** Where kinds that inject does not know keep a pod template, if they follow the apps/v1 workloads. */
 const FOREIGN_TEMPLATE: FieldPath = ['spec', 'template', 'spec', 'containers'];
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function at(value: unknown, path: FieldPath): unknown {
   return path.reduce<unknown>(

@@ -6,6 +6,7 @@
 import type { Server } from 'node:http';
 import type { ProbeTable } from '../table/types.js';
 import { type ForwarderOptions, probeForwarder } from './forwarder.js';
+import type { HeaderRule } from './header-probes.js';
 import { registerHealthcheckRoute } from './healthcheck-route.js';
 import { companionFastify } from './instance.js';
 import { registerNotFound } from './not-found.js';
@@ -15,8 +16,8 @@ import { registerStatusRoutes, type StatusOptions } from './status-routes.js';
 export interface AppOptions extends ForwarderOptions, StatusOptions {
   /** undefined: no table configured; only header-driven probes are served. */
   table: ProbeTable | undefined;
-  /** Ports header-driven probes may reach; undefined: any. */
-  allowedPorts: ReadonlySet<number> | undefined;
+  /** What a header-driven probe may run: the table's probes, or without one the headers' (header-probes.ts). */
+  headerRule: HeaderRule;
   /** Told each allowed port /osm-healthcheck is asked about (shutdown.ts waits on them without a table). */
   onAsked?: (port: number) => void;
 }
@@ -29,17 +30,16 @@ export interface App {
 }
 
 export async function buildApp(options: AppOptions): Promise<App> {
-  const { table, allowedPorts, recorder, log, roleOf } = options;
+  const { table, headerRule, recorder, log, roleOf } = options;
   const app = companionFastify(log, roleOf);
   const forward = probeForwarder(options);
   const serveEntry = entryServer(table, forward);
 
   // GET /osm-<kind>-probe[/<container>] on that kind's port: run the table's entry.
   registerProbeRoutes(app, serveEntry);
-  // GET /osm-healthcheck + Original-* headers, on any port: probe the port they name.
+  // GET /osm-healthcheck + Original-* headers, on any port: run the table probe they name (no table: what they name).
   registerHealthcheckRoute(app, {
-    table,
-    allowedPorts,
+    rule: headerRule,
     recorder,
     forward,
     serveEntry,

@@ -24,7 +24,7 @@ export interface ForwarderOptions {
   roleOf: (socket: Socket) => ListenerRole | undefined;
   /** Upstream probes in flight per listener; more are refused at once so a flood on one port can't starve another. */
   maxProbesPerListener: number;
-  /** Counts probe runs, refusals, probes in flight and header checks for /metrics. */
+  /** Counts probe runs (verdict, duration, failure reason), refusals, probes in flight and header checks. */
   recorder: Recorder;
 }
 
@@ -82,7 +82,7 @@ export function probeForwarder(options: ForwarderOptions): Forward {
       gate.leave();
       recorder.inFlight(role, -1);
     }
-    recorder.probeRun(recorded, result.verdict, (performance.now() - started) / 1000);
+    recorder.probeRun(recorded, result, started, (performance.now() - started) / 1000);
     const line = `${label}: ${result.message}`;
     switch (result.verdict) {
       case 'failure':

@@ -1,23 +1,21 @@
 // osm-edge's header-driven probe: `GET /osm-healthcheck` with `Original-Tcp-Port` or `Original-Http-Port`
-// [+ `Original-Http-Path`] (../original-headers.ts), on every listener, against the ports the table allows; a
-// wrap of one of our own probe paths is served as that probe.
+// [+ `Original-Http-Path`] (../original-headers.ts), on every listener: with a table it runs only the table probe
+// the headers name (header-probes.ts), else 403; a wrap of one of our own probe paths is served as that probe.
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Recorder } from '../metrics/recorder.js';
 import { originalHeaders, parseOriginalHeaders } from '../original-headers.js';
 import { HEALTHCHECK_PATH, HTTP_PATH_HEADER } from '../scheme.js';
-import type { ProbeHandler, ProbeTable } from '../table/types.js';
 import type { Forward } from './forwarder.js';
+import type { HeaderRule } from './header-probes.js';
 import type { CompanionFastify } from './instance.js';
 import { answer, closeIfBody } from './plain-answer.js';
 import type { ServeEntry } from './probe-routes.js';
-import { matchPath, portTimeouts } from './routing.js';
+import { matchPath } from './routing.js';
 
 export interface HealthcheckOptions {
-  /** Header-driven timeouts: the longest the table gives a port. */
-  table: ProbeTable | undefined;
-  /** Ports header-driven probes may reach; undefined: any. */
-  allowedPorts: ReadonlySet<number> | undefined;
+  /** The probe a header-driven request runs, or why none. */
+  rule: HeaderRule;
   recorder: Recorder;
   forward: Forward;
   /** How a wrapped probe path is served. */
@@ -27,8 +25,7 @@ export interface HealthcheckOptions {
 }
 
 export function registerHealthcheckRoute(app: CompanionFastify, options: HealthcheckOptions): void {
-  const { allowedPorts, recorder, forward, serveEntry, onAsked } = options;
-  const timeoutFor = portTimeouts(options.table);
+  const { rule, recorder, forward, serveEntry, onAsked } = options;
 
   function healthcheck(request: FastifyRequest, reply: FastifyReply) {
     closeIfBody(request, reply);
@@ -39,19 +36,17 @@ export function registerHealthcheckRoute(app: CompanionFastify, options: Healthc
     }
     const { target } = parsed;
     if (target.type === 'self') return wrapped(request, reply, target.path);
-    if (allowedPorts !== undefined && !allowedPorts.has(target.port)) {
+    const run = rule.resolve(target);
+    if (!run.ok) {
+      // Counted as before under one outcome: with a table, a port and path the table lacks is as refused.
       recorder.headerCheck('port_not_allowed');
-      const list = [...allowedPorts].sort((a, b) => a - b).join(', ') || 'none';
-      return answer(reply, 403, `healthcheck: port ${target.port} is not allowed; allowed ports: ${list}`);
+      return answer(reply, 403, `healthcheck: ${run.reason}`);
     }
-    const handler: ProbeHandler =
-      target.type === 'tcp'
-        ? { type: 'tcpSocket', port: target.port }
-        : { type: 'httpGet', scheme: 'HTTP', port: target.port, path: target.path, httpHeaders: [] };
+    const { handler, timeoutSeconds } = run;
     recorder.headerCheck(target.type);
-    onAsked?.(target.port);
-    const fields = () => ({ kind: 'healthcheck', target: `${handler.type}:${target.port}` });
-    return forward(request, reply, 'healthcheck', handler.type, handler, timeoutFor(target.port), fields);
+    onAsked?.(handler.port);
+    const fields = () => ({ kind: 'healthcheck', target: `${handler.type}:${handler.port}` });
+    return forward(request, reply, 'healthcheck', handler.type, handler, timeoutSeconds, fields);
   }
 
   /** osm-edge's wrap of one of our own probe paths (original-headers.ts): serve that path's entry. */

@@ -5,10 +5,10 @@
 import type { Socket } from 'node:net';
 import Fastify, { LogController } from 'fastify';
 import type { Logger } from '../log.js';
+import { LEAN_SCHEMA_CONTROLLER } from '../schema-free.js';
 import type { ListenerRole } from '../scheme.js';
 import { listenerConstraint } from './listener-constraint.js';
 import { answer, closeIfBody } from './plain-answer.js';
-import { LEAN_SCHEMA_CONTROLLER } from './schema-free.js';
 
 // Hard limits (docs/architecture.md#hard-limits): no request may hold a connection long, and nothing large is
 // read (no route reads a body, and a request that sends one gets its connection closed after the answer).

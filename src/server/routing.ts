@@ -1,5 +1,6 @@
-// Pure decisions behind the routes: which table entry a path means, which ports header-driven probes may
-// reach, and how long they may take. No I/O here; test/server/routing.test.ts covers each rule with a table.
+// Pure decisions behind the routes: which table entry a path means, which paths a listener serves, and which
+// app port a TLS connection goes to when passthrough is on (header-driven probes: header-probes.ts). No I/O here;
+// test/server/routing.test.ts covers each rule with a table.
 
 import {
   HEALTHCHECK_PATH,
@@ -10,7 +11,6 @@ import {
   type ProbeKind,
   probePath,
 } from '../scheme.js';
-import { entries } from '../table/parse.js';
 import type { ProbeEntry, ProbeTable } from '../table/types.js';
 
 export type Selection = { ok: true; entry: ProbeEntry } | { ok: false; status: 404; reason: string };
@@ -82,33 +82,9 @@ export function pathsFor(role: ListenerRole | undefined, table: ProbeTable | und
 }
 
 /**
- * Ports that header-driven probes may reach. With a table: only the ports it names, so /osm-healthcheck can't
- * be used to scan the pod. Without one (drop-in for osm-edge's injector): `--allowed-ports`, else any.
- */
-export function allowedPorts(
-  table: ProbeTable | undefined,
-  flag: ReadonlySet<number> | undefined,
-): ReadonlySet<number> | undefined {
-  if (table === undefined) return flag;
-  return new Set(entries(table).map((e) => e.handler.port));
-}
-
-/**
- * A header-driven probe takes the longest timeout the table gives that port; kubelet's default (1 s) otherwise.
- * Worked out once from the table: the returned lookup is on the hot path.
- */
-export function portTimeouts(table: ProbeTable | undefined): (port: number) => number {
-  const seconds = new Map<number, number>();
-  for (const entry of table === undefined ? [] : entries(table)) {
-    const port = entry.handler.port;
-    seconds.set(port, Math.max(seconds.get(port) ?? 1, entry.timeoutSeconds));
-  }
-  return (port) => seconds.get(port) ?? 1;
-}
-
-/**
  * OSM's older convention: kubelet speaks TLS end to end to 15901-15903 and we pass the bytes through to the
- * kind's HTTPS probe port. Only well defined when that kind's HTTPS entries all use one port.
+ * kind's HTTPS probe port. Only well defined when that kind's HTTPS entries all use one port. Off unless serve's
+ * --tls-passthrough asks for it: the pipe carries any method, path and body to the app (docs/security.md).
  */
 export function passthroughPort(table: ProbeTable | undefined, kind: ProbeKind): number | undefined {
   const ports = new Set<number>();

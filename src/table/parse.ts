@@ -2,6 +2,7 @@
 // After this, nothing downstream needs to re-check a field.
 
 import { describeValue, TableError } from '../errors.js';
+import { isObject, type Json } from '../json.js';
 import { isProbeKind, PROBE_KINDS, type ProbeKind } from '../scheme.js';
 import type { HttpHeader, ProbeEntry, ProbeHandler, ProbeTable } from './types.js';
 
@@ -10,12 +11,6 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const HANDLERS = ['httpGet', 'tcpSocket', 'grpc'] as const;
 const ENTRY_FIELDS = new Set<string>([...HANDLERS, 'timeoutSeconds']);
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function object(value: unknown, path: string): Json {
   if (!isObject(value)) throw new TableError(path, `must be an object, got ${describeValue(value)}`);

@@ -3,33 +3,21 @@
 
 import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import { type ClusterView, type RewriteSettings, rewriteOptionsFor } from '../cluster/view.js';
 import type { Logger } from '../log.js';
 import { ManifestError } from '../rewrite/manifest-error.js';
-import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from '../rewrite/placement.js';
-import type { PodSecurityKnowledge } from '../rewrite/pod-security.js';
-import type { NamespaceRulesKnowledge } from '../rewrite/resources/namespace-rules.js';
-import type { RewriteOptions } from '../rewrite/types.js';
+import { LEAN_SCHEMA_CONTROLLER } from '../schema-free.js';
 import { type AdmissionOutcome, failedWith } from './admission-outcome.js';
 import { admit } from './admit.js';
 import type { KeyPair } from './certificate.js';
 import { admissionReview, parseAdmissionReview } from './review.js';
 
-export interface WebhookAppOptions {
+/**
+ * The cluster as known at each admission (it may change meanwhile: the caches of namespace-policies.ts,
+ * namespace-rules.ts, node-kubelets.ts and cluster-version.ts), and the settings from the webhook's flags.
+ */
+export interface WebhookAppOptions extends ClusterView, RewriteSettings {
   tls: Pick<KeyPair, 'cert' | 'key'>;
-  /** Image of the companion and init container. */
-  image: string;
-  /** --placement: where the companion goes in pods that keep running (rewrite/placement.ts). */
-  placement: PlacementMode;
-  /** What is known of the cluster, asked at each admission: it may change meanwhile. */
-  cluster: () => ClusterKnowledge;
-  /** The Pod Security level a namespace enforces, as known at this admission (namespace-policies.ts). */
-  podSecurity: (namespace: string | undefined) => PodSecurityKnowledge;
-  /** The LimitRanges and ResourceQuotas of a namespace, as known at this admission (namespace-rules.ts). */
-  namespaceRules: (namespace: string | undefined) => NamespaceRulesKnowledge;
-  /** The kubelet of the pod's node (spec.nodeName), else the oldest one, as known now (node-kubelets.ts). */
-  kubelets: (nodeName: string | undefined) => KubeletKnowledge;
-  /** --companion-cpu-limit: a canonical CPU quantity for our two containers' limit, or undefined. */
-  companionCpuLimit?: string | undefined;
   log: Logger;
   /** Why /readyz answers 503 (starting, draining, no trusted certificate yet), or undefined when ready. */
   notReady: () => string | undefined;
@@ -54,7 +42,28 @@ export const LIMITS = {
 export type WebhookApp = FastifyInstance<HttpsServer>;
 
 export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
-  const { log } = options;
+  const app = webhookFastify(options);
+  const answers = admissionAnswers(app, options);
+  app.post(MUTATE_PATH, async (request, reply) => admitReview(request.body, reply, options, answers));
+  app.get('/healthz', async (_request, reply) => plainText(reply, 200, 'ok'));
+  app.get('/readyz', async (_request, reply) => {
+    const why = options.notReady();
+    return why === undefined ? plainText(reply, 200, 'ok') : plainText(reply, 503, `not ready: ${why}`);
+  });
+
+  // Fastify's own refusals (invalid JSON, empty or oversized body, wrong content type) say why, with its code.
+  app.setErrorHandler((err: FastifyError, _request, reply) => {
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) return answers.rejected(reply, status, err.message);
+    options.log.error({ err }, 'request failed');
+    answers.count(reply, failedWith('internal'));
+    return plainText(reply, 500, `internal error: ${err.message}`);
+  });
+  return app;
+}
+
+/** The HTTPS instance with its limits, the drain's closing connections and our JSON parser; no route yet. */
+function webhookFastify(options: WebhookAppOptions): WebhookApp {
   const app = Fastify({
     logger: false,
     https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' },
@@ -65,6 +74,8 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     // connection to a replica that is stopping. Those are answered in full (a 503 would admit the pod without
     // its companion, failurePolicy: Ignore) and close their connection (`draining`, below).
     return503OnClosing: false,
+    // No route takes a schema: Fastify need not load (nor the bundle carry) Ajv or fast-json-stringify.
+    schemaController: LEAN_SCHEMA_CONTROLLER,
   });
   app.addHook('onSend', async (_request, reply) => {
     if (options.draining()) reply.header('connection', 'close');
@@ -83,7 +94,18 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
       );
     }
   });
+  return app;
+}
 
+/** How long a request has taken, its count in the metrics, and the 4xx line every refusal gets. */
+interface AdmissionAnswers {
+  /** Milliseconds since the request's first byte, to a tenth. */
+  elapsed: (reply: FastifyReply) => number;
+  count: (reply: FastifyReply, outcome: AdmissionOutcome) => void;
+  rejected: (reply: FastifyReply, status: number, reason: string) => FastifyReply;
+}
+
+function admissionAnswers(app: WebhookApp, options: WebhookAppOptions): AdmissionAnswers {
   // From the first byte of the request, body parsing included: what the API server waits for.
   const started = new WeakMap<object, number>();
   app.addHook('onRequest', async (request) => {
@@ -96,53 +118,36 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     if (reply.request.url.split('?', 1)[0] === MUTATE_PATH)
       options.admitted?.(outcome, elapsedMs(reply) / 1000);
   };
-
-  const text = (reply: FastifyReply, status: number, line: string): FastifyReply =>
-    reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(`${line}\n`);
-
   const rejected = (reply: FastifyReply, status: number, reason: string): FastifyReply => {
-    log.warn({ status, reason, durationMs: elapsed(reply) }, 'admission request rejected');
+    options.log.warn({ status, reason, durationMs: elapsed(reply) }, 'admission request rejected');
     count(reply, failedWith('bad_request'));
-    return text(reply, status, `bad request: ${reason}`);
+    return plainText(reply, status, `bad request: ${reason}`);
   };
-
-  app.post(MUTATE_PATH, async (request, reply) => {
-    const parsed = parseAdmissionReview(request.body);
-    if (!parsed.ok) return rejected(reply, 400, parsed.reason);
-    const { uid, namespace, operation, nodeName } = parsed.request;
-    const rewrite: RewriteOptions = {
-      image: options.image,
-      placement: options.placement,
-      cluster: options.cluster(),
-      podSecurity: options.podSecurity(namespace),
-      namespaceRules: options.namespaceRules(namespace),
-      kubelets: options.kubelets(nodeName),
-      ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),
-    };
-    const { response, summary, outcome, error } = admit(parsed.request, rewrite);
-    count(reply, outcome);
-    // summary.warnings: all of them, where the response may carry fewer, shortened (src/webhook/warnings.ts).
-    const fields = { uid, namespace, ...summary, operation, durationMs: elapsed(reply) };
-    // One line per admission, whatever happened; the level says how much it matters.
-    if (error === undefined) log.info(fields, 'admission');
-    else if (error instanceof ManifestError) log.warn(fields, 'admission');
-    else log.error({ ...fields, err: error }, 'admission');
-    return reply.code(200).send(admissionReview(response));
-  });
-
-  app.get('/healthz', async (_request, reply) => text(reply, 200, 'ok'));
-  app.get('/readyz', async (_request, reply) => {
-    const why = options.notReady();
-    return why === undefined ? text(reply, 200, 'ok') : text(reply, 503, `not ready: ${why}`);
-  });
-
-  // Fastify's own refusals (invalid JSON, empty or oversized body, wrong content type) say why, with its code.
-  app.setErrorHandler((err: FastifyError, _request, reply) => {
-    const status = err.statusCode ?? 500;
-    if (status >= 400 && status < 500) return rejected(reply, status, err.message);
-    log.error({ err }, 'request failed');
-    count(reply, failedWith('internal'));
-    return text(reply, 500, `internal error: ${err.message}`);
-  });
-  return app;
+  return { elapsed, count, rejected };
 }
+
+/** POST /mutate: the review read, the pod rewritten with what is known of the cluster now, one log line. */
+function admitReview(
+  body: unknown,
+  reply: FastifyReply,
+  options: WebhookAppOptions,
+  answers: AdmissionAnswers,
+): FastifyReply {
+  const parsed = parseAdmissionReview(body);
+  if (!parsed.ok) return answers.rejected(reply, 400, parsed.reason);
+  const { uid, namespace, operation, nodeName } = parsed.request;
+  const rewrite = rewriteOptionsFor(options, options, { namespace, nodeName });
+  const { response, summary, outcome, error } = admit(parsed.request, rewrite);
+  answers.count(reply, outcome);
+  // summary.warnings: all of them, where the response may carry fewer, shortened (src/webhook/warnings.ts).
+  const fields = { uid, namespace, ...summary, operation, durationMs: answers.elapsed(reply) };
+  // One line per admission, whatever happened; the level says how much it matters.
+  const { log } = options;
+  if (error === undefined) log.info(fields, 'admission');
+  else if (error instanceof ManifestError) log.warn(fields, 'admission');
+  else log.error({ ...fields, err: error }, 'admission');
+  return reply.code(200).send(admissionReview(response));
+}
+
+const plainText = (reply: FastifyReply, status: number, line: string): FastifyReply =>
+  reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(`${line}\n`);

@@ -3,17 +3,12 @@
 // `before`'s items (edited in place) and appends with `/-`; otherwise replaced whole. Correct, not minimal.
 
 import { isDeepStrictEqual } from 'node:util';
+import { isObject } from '../json.js';
 
 export type PatchOperation =
   | { op: 'add'; path: string; value: unknown }
   | { op: 'remove'; path: string }
   | { op: 'replace'; path: string; value: unknown };
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** RFC 6901 §3: `~` becomes `~0` and `/` becomes `~1`, in that order. */
 export function escapePointer(key: string): string {

@@ -3,13 +3,9 @@
 // for it: a namespace it has not seen is `unknown`, and the rewrite then adds nothing the namespace might refuse
 // (interception.ts).
 
-import {
-  type EnforcedPolicy,
-  enforcedPolicy,
-  type PodSecurityKnowledge,
-  type PodSecurityLevel,
-} from '../rewrite/pod-security.js';
-import { type KubeObject, reflect, type WatchOptions, watchOptions } from './reflector.js';
+import { keptNamespace } from '../cluster/namespace-policies.js';
+import type { EnforcedPolicy, PodSecurityKnowledge, PodSecurityLevel } from '../rewrite/pod-security.js';
+import { reflect, type WatchOptions, watchOptions } from './reflector.js';
 
 export interface NamespacePoliciesOptions extends WatchOptions {
   /** The PodSecurity admission configuration's defaults.enforce, for namespaces without the label. */
@@ -22,23 +18,6 @@ export interface NamespacePolicies {
   /** Why admissions would be guesses (namespaces never listed yet), or undefined. */
   notReady(): string | undefined;
   close(): void;
-}
-
-function labelsOf(object: KubeObject): Record<string, string> {
-  const labels = object.metadata?.labels;
-  if (typeof labels !== 'object' || labels === null) return {};
-  return Object.fromEntries(
-    Object.entries(labels).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-  );
-}
-
-/** What is kept of a namespace: the level and version its Pod Security labels enforce, nothing else of it. */
-export function keptNamespace(
-  object: KubeObject,
-  name: string,
-  defaultLevel: PodSecurityLevel,
-): EnforcedPolicy {
-  return enforcedPolicy(labelsOf(object), defaultLevel, name);
 }
 
 export function watchNamespacePolicies(options: NamespacePoliciesOptions): NamespacePolicies {

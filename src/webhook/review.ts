@@ -2,6 +2,7 @@
 // Field names and meanings: k8s.io/api/admission/v1/types.go.
 
 import { describeValue } from '../errors.js';
+import { isObject } from '../json.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'] as const;
@@ -37,17 +38,11 @@ export interface AdmissionResponse {
 
 export type ReviewParse = { ok: true; request: AdmissionRequest } | { ok: false; reason: string };
 
-type Json = Record<string, unknown>;
-
 /** describeValue, with long strings cut: a reason must stay one short line whatever was sent. */
 function brief(value: unknown): string {
   return typeof value === 'string' && value.length > 64
     ? `${describeValue(value.slice(0, 64))}...`
     : describeValue(value);
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** True for the core v1 Pod, the only kind the webhook rewrites. */

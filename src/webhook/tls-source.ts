@@ -3,6 +3,7 @@
 
 import type { Logger } from '../log.js';
 import { type KeyPair, loadKeyPair, watchKeyPair } from './certificate.js';
+import { type PublisherOptions, startPublisher } from './tls/published-cert.js';
 import { keyPairOf, type ReconcileOptions, startReconciler, type TlsEvents } from './tls/reconcile.js';
 
 export type { TlsEvents } from './tls/reconcile.js';
@@ -28,12 +29,16 @@ export interface TlsSource {
 
 const RELOAD = { debounceMs: 500, pollMs: 10_000 };
 
-/** --tls-cert/--tls-key: read now (a bad pair stops the webhook with OSM_HC_TLS), reloaded when they change. */
+/**
+ * --tls-cert/--tls-key: read now (a bad pair stops the webhook with OSM_HC_TLS), reloaded when they change; with an
+ * API server, the public chain of each pair served is published on the webhook's configuration.
+ */
 export async function fileTls(
   certFile: string,
   keyFile: string,
   log: Logger,
   reload: { debounceMs: number; pollMs: number } = RELOAD,
+  publish?: Omit<PublisherOptions, 'log'>,
 ): Promise<TlsSource> {
   const initial = await loadKeyPair(certFile, keyFile);
   let current = initial;
@@ -42,6 +47,8 @@ export async function fileTls(
     throwaway: false,
     describe: { tls: 'files', fingerprint: initial.fingerprint, notAfter: initial.notAfter },
     async start(swap) {
+      const publisher = publish === undefined ? undefined : startPublisher({ ...publish, log });
+      publisher?.serve(initial.cert);
       const watcher = await watchKeyPair({
         certFile,
         keyFile,
@@ -50,6 +57,7 @@ export async function fileTls(
         onReload(next) {
           swap(next);
           current = next;
+          publisher?.serve(next.cert);
           log.info({ fingerprint: next.fingerprint, notAfter: next.notAfter }, 'certificate reloaded');
         },
         onError(err) {
@@ -59,7 +67,13 @@ export async function fileTls(
           );
         },
       });
-      return { notReady: () => undefined, close: () => watcher.close() };
+      return {
+        notReady: () => undefined,
+        close: () => {
+          watcher.close();
+          publisher?.close();
+        },
+      };
     },
   };
 }

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { closedPort, httpApp, type Running } from '../helpers/apps.js';
-import { startCli } from '../helpers/cli.js';
+import { startServe } from '../helpers/cli.js';
 import { get } from '../helpers/client.js';
 import { type Envtest, envtestNeeds, NEWEST_SERVER, startEnvtest } from '../helpers/envtest.js';
 import { makeNamespace, ourContainers, type Pod } from '../helpers/envtest-namespace.js';
@@ -75,17 +75,9 @@ describe.skipIf(SKIP)('webhook metrics and alerts, with a real kube-apiserver an
       liveness: { web: { httpGet: { port: app.port, path: '/live' } } },
       readiness: { web: { tcpSocket: { port: app.port } } },
     };
-    const serve = await startCli(
-      ['serve'],
-      {
-        OSM_HEALTHCHECK_PORTS: '0,0,0,0',
-        OSM_HEALTHCHECK_HOST: '127.0.0.1',
-        OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
-      },
-      (line) => line.msg === 'serving',
-    );
+    const serve = await startServe(table);
     companion = serve.child;
-    ports = serve.line.ports as typeof ports;
+    ports = serve.ports;
     probing = setInterval(() => {
       void get(`http://127.0.0.1:${ports.liveness}/osm-liveness-probe/web`).catch(() => undefined);
       void get(`http://127.0.0.1:${ports.readiness}/osm-readiness-probe/web`).catch(() => undefined);

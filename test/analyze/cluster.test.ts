@@ -1,8 +1,9 @@
 // `osm-healthcheck analyze` (the built CLI) against each real kube-apiserver the project is checked on, on a
 // cluster populated the way it happens in life: pods injected by an older image, pods created while the webhook
 // was not reachable (the API server fails open past it), opted-out, hostNetwork and a mesh's pods, then a restart
-// of what was stale or uncovered, then a caBundle that does not match the serving certificate. The dry run goes
-// through the real API server to the running webhook. No controller runs, so this test writes the Deployments,
+// of what was stale or uncovered, then a caBundle that does not match the serving certificate (as the webhook
+// publishes it on its configuration: analyze reads no Secret). The dry run goes through the real API server to the
+// running webhook. No controller runs, so this test writes the Deployments,
 // ReplicaSets and their pods itself, with the ownerReferences their controllers would write.
 
 import { X509Certificate } from 'node:crypto';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { SERVING_CERT_ANNOTATION } from '../../src/webhook/tls/published-cert.js';
 import { runCli } from '../helpers/cli.js';
 import { ENVTEST_SERVERS, type Envtest, envtestNeeds, startEnvtest } from '../helpers/envtest.js';
 import { makeNamespace } from '../helpers/envtest-namespace.js';
@@ -159,10 +161,21 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
       });
     }
 
-    /** Our configuration, calling `running`, trusting `ca`, once the API server calls it. */
+    /** The serving certificate the webhook published on its configuration (src/webhook/tls/published-cert.ts). */
+    async function published(): Promise<unknown> {
+      const config = await env.admin.get(`${CONFIG}/osm-healthcheck`);
+      return ((config.metadata as Json).annotations as Json | undefined)?.[SERVING_CERT_ANNOTATION];
+    }
+
+    /** Our configuration, calling `running`, trusting `ca`, once the API server calls it and it is published. */
     async function configure(running: RunningWebhook, ca: string): Promise<void> {
       await env.admin.request('DELETE', `${CONFIG}/osm-healthcheck`);
       await registerWebhook(env.admin, 'osm-healthcheck', running.url, ca, 'enabled');
+      await until(
+        'the webhook publishes its certificate',
+        async () => (await published()) === cert.cert,
+        () => running.output(),
+      );
       await until(
         'the API server calls the webhook',
         async () => {
@@ -178,8 +191,8 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
       );
     }
 
-    /** The webhook's Deployment as deploy/webhook writes it (with cert-manager's files), and its Secret. */
-    async function webhookDeployment(image: string): Promise<void> {
+    /** The webhook's Deployment as deploy/webhook writes it (with cert-manager's files). */
+    async function webhookDeployment(image: string, args: string[] = []): Promise<void> {
       const ns = WEBHOOK_NAMESPACE;
       await env.admin.request('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/osm-healthcheck-webhook`);
       const created = await env.admin.create(`/apis/apps/v1/namespaces/${ns}/deployments`, {
@@ -196,7 +209,7 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
                 {
                   name: 'webhook',
                   image,
-                  args: ['webhook', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key'],
+                  args: ['webhook', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key', ...args],
                   env: [{ name: 'OSM_HEALTHCHECK_IMAGE', value: image }],
                   volumeMounts: [{ name: 'tls', mountPath: '/tls', readOnly: true }],
                 },
@@ -223,21 +236,12 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
       );
       cert = makeTestCert();
       await applyRbac(env.admin);
-      await env.admin.create(`/api/v1/namespaces/${WEBHOOK_NAMESPACE}/secrets`, {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: 'osm-healthcheck-webhook-cert' },
-        type: 'kubernetes.io/tls',
-        data: {
-          'tls.crt': Buffer.from(cert.cert).toString('base64'),
-          'tls.key': Buffer.from('unused').toString('base64'),
-        },
-      });
       await makeNamespace(env.admin, 'shop', INJECTION, []);
       await makeNamespace(env.admin, 'plain', {}, []);
 
       // An older release's webhook: its pods carry its image.
-      const old = await startWebhook(env, cert, [`--image=${OLD_IMAGE}`]);
+      // --tls-resync 1: the certificate is published again within a second of the configuration's re-creation.
+      const old = await startWebhook(env, cert, [`--image=${OLD_IMAGE}`, '--tls-resync=1']);
       await configure(old, cert.cert);
       await deployment('shop', 'legacy', 2);
       // The webhook goes away; the API server goes on without it (failurePolicy: Ignore).
@@ -245,7 +249,7 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
       await deployment('shop', 'web', 2);
       await bare('shop', 'debug', appSpec());
       // Today's webhook.
-      webhook = await startWebhook(env, cert, [`--image=${NEW_IMAGE}`]);
+      webhook = await startWebhook(env, cert, [`--image=${NEW_IMAGE}`, '--tls-resync=1']);
       await configure(webhook, cert.cert);
       await webhookDeployment(NEW_IMAGE);
       await deployment('shop', 'current', 2);
@@ -357,11 +361,18 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         expect(checks['webhook-deployment']).toMatchObject({ status: 'ok' });
         expect(checks['webhook-deployment']?.detail).toContain(NEW_IMAGE);
         expect(checks['ca-bundle']).toMatchObject({ status: 'ok' });
-        // The test certificate lives a short while: within a week of its end the check warns.
-        const validTo = new Date(new X509Certificate(cert.cert).validTo);
-        const daysLeft = (validTo.getTime() - Date.now()) / 86_400_000;
-        expect(checks['certificate-expiry']).toMatchObject({ status: daysLeft < 7 ? 'warn' : 'ok' });
-        expect(checks['certificate-expiry']?.detail).toContain(validTo.toISOString().slice(0, 10));
+        // Called by URL here, not through a Service: no name to check the certificate for.
+        expect(checks['ca-bundle']?.detail).toBe(
+          `the caBundle signed the serving certificate in the annotation ${SERVING_CERT_ANNOTATION} of osm-healthcheck`,
+        );
+        // The test certificate lives two days: within a week of its end the check warns, saying when.
+        const validTo = new Date(new X509Certificate(cert.cert).validTo).toISOString().slice(0, 10);
+        expect(checks['certificate-expiry']).toEqual({
+          section: 'install',
+          name: 'certificate-expiry',
+          status: 'warn',
+          detail: `the serving certificate expires on ${validTo}, in 1 day`,
+        });
         expect(checks['dry-run']?.status).toBe('ok');
         expect(checks['dry-run']?.detail).toContain(`image ${NEW_IMAGE}`);
         expect(report.current).toMatchObject({
@@ -444,6 +455,25 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         expect(refused.stderr).toMatch(/refused GET \/version: Unauthorized \(HTTP 401\) \[OSM_HC_CLUSTER\]/);
       });
 
+      it('a webhook that sets --companion-cpu-limit 0.5: analyze expects the 500m it stores, and exits 0', async () => {
+        // The webhook's flag as the chart writes it, on the running webhook and in its Deployment alike.
+        const limit = ['--companion-cpu-limit', '0.5'];
+        await webhook?.stop();
+        webhook = await startWebhook(env, cert, [`--image=${NEW_IMAGE}`, ...limit]);
+        await configure(webhook, cert.cert);
+        await webhookDeployment(NEW_IMAGE, limit);
+        await makeNamespace(env.admin, 'limited', INJECTION, []);
+        await deployment('limited', 'app', 2);
+        const created = await env.admin.get(`${pods('limited')}/app-5d8f-0`);
+        expect(JSON.stringify(created.spec)).toContain('"cpu":"500m"');
+        const { code, report, stderr } = await analyze('-n', 'limited', '-o', 'json');
+        expect(code, `${stderr}\n${JSON.stringify(report.checks, null, 1)}`).toBe(0);
+        expect(report.counts).toMatchObject({ covered: 2, stale: 0, uncovered: 0 });
+        const checks = Object.fromEntries(report.checks.map((c) => [c.name, c]));
+        expect(checks['dry-run']?.status).toBe('ok');
+        expect(checks['webhook-deployment']?.status).toBe('ok');
+      });
+
       it("a caBundle that did not sign the webhook's certificate: the check and the dry run both fail", async () => {
         const other = makeTestCert('other');
         try {
@@ -458,12 +488,17 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
             });
             return tried.admitted && !JSON.stringify(tried.object).includes('"osm-healthcheck"');
           });
+          // The new configuration has no annotation until the webhook's next resync puts it back.
+          await until(
+            'the webhook publishes its certificate again',
+            async () => (await published()) === cert.cert,
+          );
           const { code, report } = await analyze('-A', '-o', 'json');
           expect(code).toBe(1);
           const checks = Object.fromEntries(report.checks.map((c) => [c.name, c]));
           expect(checks['ca-bundle']).toMatchObject({ status: 'fail' });
           expect(checks['ca-bundle']?.detail).toMatch(
-            /did not sign the serving certificate in Secret osm-healthcheck\/osm-healthcheck-webhook-cert/,
+            /did not sign the serving certificate in the annotation osm-healthcheck\.flomesh\.io\/serving-certificate of osm-healthcheck/,
           );
           expect(checks['dry-run']).toMatchObject({ status: 'fail' });
           expect(checks['dry-run']?.detail).toMatch(/without a word from the webhook/);

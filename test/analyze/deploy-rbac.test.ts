@@ -1,6 +1,6 @@
 // deploy/analyze: analyze's read-only RBAC, rule for rule, with the names deploy/webhook deploys under; each rule's
-// comment says what it is for and the header names every resource it lists; the two opt-in components grant one
-// right each; the CronJob runs `analyze -A` as its ServiceAccount under restricted Pod Security; and all of it
+// comment says what it is for and the header names every resource it lists; the opt-in dry-run component grants
+// one right; no Secret anywhere; the CronJob runs `analyze -A` as its ServiceAccount under restricted Pod Security; and all of it
 // renders with the real `kubectl kustomize`. test/analyze/rbac-envtest.test.ts shows the rules on an API server.
 
 import { readFileSync } from 'node:fs';
@@ -15,7 +15,6 @@ import { grants, ruleComments } from '../helpers/rbac-grants.js';
 
 const BASE = join(ROOT, 'deploy/analyze');
 const DRY_RUN = join(BASE, 'components/dry-run');
-const SERVING_CERT = join(BASE, 'components/serving-cert');
 const read = (path: string): Manifest[] =>
   parseAllDocuments(readFileSync(join(ROOT, path), 'utf8')).map((d) => d.toJS() as Manifest);
 const one = (objects: Manifest[], kind: string, name?: string): Manifest => {
@@ -32,8 +31,6 @@ const webhook = [
 const WEBHOOK_CONFIG = one(webhook, 'MutatingWebhookConfiguration').metadata.name as string;
 const WEBHOOK_DEPLOYMENT = one(webhook, 'Deployment');
 const NAMESPACE = WEBHOOK_DEPLOYMENT.metadata.namespace as string;
-const webhookArgs = WEBHOOK_DEPLOYMENT.spec.template.spec.containers[0].args as string[];
-const TLS_SECRET = webhookArgs[webhookArgs.indexOf('--tls-secret') + 1];
 
 const rbac = read('deploy/analyze/rbac.yaml');
 const account = one(rbac, 'ServiceAccount');
@@ -96,14 +93,6 @@ describe('deploy/analyze RBAC', () => {
     const patch = readFileSync(join(DRY_RUN, 'kustomization.yaml'), 'utf8');
     expect(patch).toContain(`"--dry-run-namespace", "${binding.metadata.namespace}"`);
   });
-
-  it("components/serving-cert: get the webhook's TLS Secret by the name deploy/webhook gives it, nothing else", () => {
-    const objects = read('deploy/analyze/components/serving-cert/rbac.yaml');
-    const role = one(objects, 'Role');
-    expect(role.metadata.namespace).toBe(NAMESPACE);
-    expect(grants(role)).toEqual([`/secrets[${TLS_SECRET}] get`]);
-    expect(one(objects, 'RoleBinding').subjects).toEqual([subject]);
-  });
 });
 
 describe("deploy/analyze's RBAC comments", () => {
@@ -118,21 +107,20 @@ describe("deploy/analyze's RBAC comments", () => {
     expect(named.sort()).toEqual([...new Set(listed)].sort());
   });
 
-  it.each([
-    'deploy/analyze/rbac.yaml',
-    'deploy/analyze/components/dry-run/rbac.yaml',
-    'deploy/analyze/components/serving-cert/rbac.yaml',
-  ])('each rule of %s says what it is for, naming its resources', (file) => {
-    const rules = ruleComments(readFileSync(join(ROOT, file), 'utf8'));
-    expect(rules.length).toBeGreaterThan(0);
-    for (const { comment, resources } of rules) {
-      expect(comment, resources.join(',')).not.toBe('');
-      const words = comment.toLowerCase().replaceAll(/[^a-z]/g, '');
-      for (const resource of resources) {
-        expect(words.includes(resource.replace(/s$/, '')), `${resource}: ${comment}`).toBe(true);
+  it.each(['deploy/analyze/rbac.yaml', 'deploy/analyze/components/dry-run/rbac.yaml'])(
+    'each rule of %s says what it is for, naming its resources',
+    (file) => {
+      const rules = ruleComments(readFileSync(join(ROOT, file), 'utf8'));
+      expect(rules.length).toBeGreaterThan(0);
+      for (const { comment, resources } of rules) {
+        expect(comment, resources.join(',')).not.toBe('');
+        const words = comment.toLowerCase().replaceAll(/[^a-z]/g, '');
+        for (const resource of resources) {
+          expect(words.includes(resource.replace(/s$/, '')), `${resource}: ${comment}`).toBe(true);
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('deploy/analyze CronJob', () => {
@@ -167,7 +155,7 @@ describe('deploy/analyze CronJob', () => {
 
 describe('deploy/analyze renders with kubectl kustomize', () => {
   const skip = skipWithoutKubectl('deploy/analyze kustomize');
-  const overlay = tempOverlay({ resources: [BASE], components: [DRY_RUN, SERVING_CERT] });
+  const overlay = tempOverlay({ resources: [BASE], components: [DRY_RUN] });
   let base: Manifest[] = [];
   let full: Manifest[] = [];
   beforeAll(async () => {
@@ -179,7 +167,6 @@ describe('deploy/analyze renders with kubectl kustomize', () => {
   it('every file the kustomizations list exists', () => {
     expect(missingListedFiles(BASE)).toEqual([]);
     expect(missingListedFiles(DRY_RUN)).toEqual([]);
-    expect(missingListedFiles(SERVING_CERT)).toEqual([]);
   });
 
   it.skipIf(skip)(
@@ -200,20 +187,71 @@ describe('deploy/analyze renders with kubectl kustomize', () => {
   );
 
   it.skipIf(skip)(
-    'with both components: their roles and bindings, and the CronJob making the round trip there',
+    'with the dry-run component: its role and binding, and the CronJob making the round trip there',
     () => {
       const added = full
         .map((o) => `${o.kind}/${o.metadata.name}`)
         .filter((name) => !base.some((o) => `${o.kind}/${o.metadata.name}` === name));
       expect(added.sort()).toEqual([
         'ClusterRole/osm-healthcheck-analyze-dry-run',
-        'Role/osm-healthcheck-analyze-serving-cert',
         'RoleBinding/osm-healthcheck-analyze-dry-run',
-        'RoleBinding/osm-healthcheck-analyze-serving-cert',
       ]);
       const args = one(full, 'CronJob').spec.jobTemplate.spec.template.spec.containers[0].args;
       const namespace = one(full, 'RoleBinding', 'osm-healthcheck-analyze-dry-run').metadata.namespace;
       expect(args).toEqual(['analyze', '-A', '--dry-run-namespace', namespace]);
+    },
+  );
+});
+
+describe('deploy/analyze components for analyze --probes', () => {
+  const skip = skipWithoutKubectl('deploy/analyze probes components');
+  const PROBES = join(BASE, 'components/probes');
+  const METRICS = join(BASE, 'components/companion-metrics');
+  const overlays = [PROBES, METRICS].map((c) => tempOverlay({ resources: [BASE], components: [c] }));
+  let rendered: Manifest[][] = [];
+  beforeAll(async () => {
+    if (skip) return;
+    rendered = await Promise.all(overlays.map((o) => render(o.dir)));
+  });
+  afterAll(() => {
+    for (const o of overlays) o.remove();
+  });
+
+  it('every file they list exists', () => {
+    expect(missingListedFiles(PROBES)).toEqual([]);
+    expect(missingListedFiles(METRICS)).toEqual([]);
+  });
+
+  it('components/probes: list services, nothing else; components/companion-metrics: that and get pods/proxy', () => {
+    const probes = read('deploy/analyze/components/probes/rbac.yaml');
+    expect(grants(one(probes, 'ClusterRole'))).toEqual(['/services[*] list']);
+    const metrics = read('deploy/analyze/components/companion-metrics/rbac.yaml');
+    expect(grants(one(metrics, 'ClusterRole'))).toEqual(['/pods/proxy[*] get', '/services[*] list']);
+    for (const objects of [probes, metrics])
+      expect(one(objects, 'ClusterRoleBinding').subjects).toEqual([subject]);
+  });
+
+  it.each([
+    'deploy/analyze/components/probes/rbac.yaml',
+    'deploy/analyze/components/companion-metrics/rbac.yaml',
+  ])('each rule of %s says what it is for', (file) => {
+    for (const { comment, resources } of ruleComments(readFileSync(join(ROOT, file), 'utf8'))) {
+      const words = comment.toLowerCase().replaceAll(/[^a-z/]/g, '');
+      for (const resource of resources)
+        expect(words.includes(resource.replace(/s$/, '')), comment).toBe(true);
+    }
+  });
+
+  it.skipIf(skip)(
+    'the CronJob runs analyze --probes, with --companion-metrics where that component is used',
+    () => {
+      const args = rendered.map(
+        (objects) => one(objects, 'CronJob').spec.jobTemplate.spec.template.spec.containers[0].args,
+      );
+      expect(args).toEqual([
+        ['analyze', '-A', '--probes'],
+        ['analyze', '-A', '--probes', '--companion-metrics', '200'],
+      ]);
     },
   );
 });

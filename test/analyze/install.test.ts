@@ -3,7 +3,8 @@
 
 import { X509Certificate } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { certificateChecks, configurationChecks } from '../../src/analyze/install.js';
+import { certificateChecks, configurationChecks, publishedCertChecks } from '../../src/analyze/install.js';
+import { SERVING_CERT_ANNOTATION } from '../../src/webhook/tls/published-cert.js';
 import { makeTestCert } from '../helpers/tls.js';
 
 const SERVICE = { namespace: 'osm-healthcheck', name: 'osm-healthcheck-webhook' };
@@ -71,6 +72,54 @@ describe('certificateChecks', () => {
         detail: 'Secret s/t holds no readable certificate',
       },
     ]);
+  });
+});
+
+describe('publishedCertChecks', () => {
+  const config = (annotations?: Record<string, string>) => ({
+    metadata: { name: 'osm-healthcheck', ...(annotations === undefined ? {} : { annotations }) },
+  });
+
+  it("the certificate the webhook published on its configuration, checked as a Secret's was", () => {
+    const checks = publishedCertChecks(
+      config({ [SERVING_CERT_ANNOTATION]: served.cert }),
+      served.cert,
+      SERVICE,
+      daysBeforeEnd(3),
+      'osm-healthcheck',
+    );
+    expect(checks.map((c) => [c.name, c.status])).toEqual([
+      ['ca-bundle', 'ok'],
+      ['certificate-expiry', 'warn'],
+    ]);
+    expect(checks[0]?.detail).toBe(
+      `the caBundle signed the serving certificate in the annotation ${SERVING_CERT_ANNOTATION} of osm-healthcheck, which is for osm-healthcheck-webhook.osm-healthcheck.svc`,
+    );
+    const [wrong] = publishedCertChecks(
+      config({ [SERVING_CERT_ANNOTATION]: served.cert }),
+      other.cert,
+      SERVICE,
+      daysBeforeEnd(30),
+      'osm-healthcheck',
+    );
+    expect(wrong).toMatchObject({ name: 'ca-bundle', status: 'fail' });
+  });
+
+  it('none published (an older webhook, or one that may not write it): a warning, no expiry line', () => {
+    expect(publishedCertChecks(config(), served.cert, SERVICE, daysBeforeEnd(30), 'osm-healthcheck')).toEqual(
+      [
+        {
+          section: 'install',
+          name: 'ca-bundle',
+          status: 'warn',
+          detail: expect.stringMatching(
+            new RegExp(
+              `^MutatingWebhookConfiguration osm-healthcheck has no annotation ${SERVING_CERT_ANNOTATION}`,
+            ),
+          ),
+        },
+      ],
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 // deploy/analyze's RBAC on a real kube-apiserver: the built CLI's `analyze` run with a kubeconfig for its
 // ServiceAccount (a token user of that name, as RBAC's ServiceAccount subjects match it). With the read-only roles
-// every read check runs, and only the two opt-in checks say "cannot ...: needs ..."; with the components too, none
-// does; each rule taken away makes the check that needs it say so; with no binding at all every check says what it
+// every read check runs, the serving certificate's included (as the webhook publishes it: no Secret is read), and
+// only the opt-in round trip says "cannot ...: needs ..."; with its component too, none does; each rule taken away makes the check that needs it say so; with no binding at all every check says what it
 // needs, with no stack trace. And the CronJob's pod passes restricted Pod Security as the API server enforces it.
 
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { SERVING_CERT_ANNOTATION } from '../../src/webhook/tls/published-cert.js';
 import { type Exit, ROOT, runCli } from '../helpers/cli.js';
 import { ENVTEST_NEEDS, type Envtest, type EnvtestUser, startEnvtest } from '../helpers/envtest.js';
 import type { KubeClient } from '../helpers/envtest-client.js';
@@ -27,10 +28,7 @@ const LABELLED = 'demo';
 const read = (path: string): Manifest[] =>
   parseAllDocuments(readFileSync(join(ROOT, path), 'utf8')).map((d) => d.toJS() as Manifest);
 const rbac = read('deploy/analyze/rbac.yaml');
-const optional = [
-  ...read('deploy/analyze/components/dry-run/rbac.yaml'),
-  ...read('deploy/analyze/components/serving-cert/rbac.yaml'),
-];
+const optional = read('deploy/analyze/components/dry-run/rbac.yaml');
 const account = rbac.find((o) => o.kind === 'ServiceAccount') as Manifest;
 const serviceAccountUser = (name: string): EnvtestUser => ({
   name: `system:serviceaccount:${NAMESPACE}:${name}`,
@@ -86,17 +84,11 @@ async function installWebhook(client: KubeClient): Promise<void> {
     const [config] = read('deploy/webhook/mutating-webhook.yaml') as [Manifest];
     for (const hook of config.webhooks)
       hook.clientConfig.caBundle = Buffer.from(cert.cert).toString('base64');
+    // As the webhook publishes the certificate it serves (src/webhook/tls/published-cert.ts).
+    config.metadata.annotations = { [SERVING_CERT_ANNOTATION]: cert.cert };
     await client.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', config);
     const deployment = read('deploy/webhook/deployment.yaml').find((o) => o.kind === 'Deployment');
     await client.create(`/apis/apps/v1/namespaces/${NAMESPACE}/deployments`, deployment);
-    await client.create(`/api/v1/namespaces/${NAMESPACE}/secrets`, {
-      metadata: { name: 'osm-healthcheck-webhook-tls' },
-      type: 'kubernetes.io/tls',
-      data: {
-        'tls.crt': Buffer.from(cert.cert).toString('base64'),
-        'tls.key': Buffer.from(cert.key).toString('base64'),
-      },
-    });
   } finally {
     cert.cleanup();
   }
@@ -209,15 +201,18 @@ describe.skipIf(skip)('deploy/analyze RBAC against a real kube-apiserver', () =>
     }
   }
 
-  it('with the read-only roles, every check runs but the two the components grant', async () => {
+  it('with the read-only roles, every check runs but the round trip; the certificate checked with no Secret', async () => {
     const exit = await analyzeAs(ANALYZE_USER, ['-A', '-o', 'json']);
     expect(exit.cannot.sort()).toEqual([
-      `cannot check the caBundle against the serving certificate: needs get secrets/osm-healthcheck-webhook-tls in ${NAMESPACE}`,
       `cannot make the round trip: needs create on pods in ${LABELLED} (a server-side dry run: nothing is stored)`,
     ]);
     // The stopped webhook (no ready replica, no endpoint) and the uncovered pod need action.
     expect(exit.code).toBe(1);
     const report = JSON.parse(exit.stdout);
+    const checks = new Map(report.checks.map((c: Json) => [c.name, c]));
+    expect(checks.get('ca-bundle')).toMatchObject({ status: 'ok' });
+    // The test certificate lives two days: within the week the check warns of.
+    expect(checks.get('certificate-expiry')).toMatchObject({ status: 'warn' });
     expect(report.counts.uncovered).toBe(1);
     expect(report.groups.find((g: Json) => g.class === 'uncovered').fix).toBe(
       `kubectl -n ${LABELLED} delete pod web-5d8f7c9b4-x7k2p`,
@@ -226,9 +221,7 @@ describe.skipIf(skip)('deploy/analyze RBAC against a real kube-apiserver', () =>
 
   it('with -n, the namespace is read by a get', async () => {
     const exit = await analyzeAs(ANALYZE_USER, ['-n', LABELLED, '-o', 'json', '--no-dry-run']);
-    expect(exit.cannot).toEqual([
-      `cannot check the caBundle against the serving certificate: needs get secrets/osm-healthcheck-webhook-tls in ${NAMESPACE}`,
-    ]);
+    expect(exit.cannot).toEqual([]);
   });
 
   it.each(WITHOUT.map((w) => [w.grant, w]))(
@@ -242,7 +235,7 @@ describe.skipIf(skip)('deploy/analyze RBAC against a real kube-apiserver', () =>
     },
   );
 
-  it('with the optional components too, no check says it cannot', async () => {
+  it('with the optional component too, no check says it cannot', async () => {
     await apply(env.admin, optional);
     const exit = await analyzeAs(ANALYZE_USER, ['-A', '-o', 'json']);
     expect(exit.cannot).toEqual([]);

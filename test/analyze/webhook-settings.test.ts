@@ -28,7 +28,6 @@ describe('webhookSettings', () => {
       podSecurityDefault: 'privileged',
       companionCpuLimit: undefined,
       sidecarGate: false,
-      tlsSecret: 'osm-healthcheck-webhook-tls',
       problems: [],
     });
   });
@@ -65,19 +64,8 @@ describe('webhookSettings', () => {
     expect(webhookSettings(deployment([])).image).toBe('img:1');
     expect(webhookSettings({}).image).toBe(DEFAULT_IMAGE);
     expect(webhookSettings(deployment(['--placement=last', '--pod-security-default=lax'])).problems).toEqual([
-      '--placement "last" is no mode; auto assumed',
-      '--pod-security-default "lax" is no level; privileged assumed',
+      '--placement "last" is not accepted (--placement auto, native-sidecar, first, or --native-sidecar alone); auto assumed',
+      '--pod-security-default "lax" is not accepted (privileged, baseline, restricted); privileged assumed',
     ]);
-  });
-
-  it("certificate files: the Secret mounted at the certificate's folder (cert-manager's)", () => {
-    const withFiles = deployment(['--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key'], [], {
-      volumes: [{ name: 'certs', secret: { secretName: 'webhook-cert' } }],
-    });
-    const container = ((withFiles.spec as Json).template as { spec: { containers: Json[] } }).spec
-      .containers[0] as Json;
-    container.volumeMounts = [{ name: 'certs', mountPath: '/tls' }];
-    expect(webhookSettings(withFiles).tlsSecret).toBe('webhook-cert');
-    expect(webhookSettings(deployment(['--tls-cert', '/elsewhere/c.crt'])).tlsSecret).toBeUndefined();
   });
 });

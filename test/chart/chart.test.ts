@@ -185,7 +185,7 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
     expect(matches(selector, { app: 'web' })).toBe(false);
   });
 
-  it('every value: cert-manager with your issuer: one Certificate, no Issuer of the chart, only the list and watch rules', () => {
+  it('every value: cert-manager with your issuer: one Certificate, no Issuer of the chart, only its configuration by name and the list and watch rules', () => {
     expect(find(every, 'Certificate').spec.issuerRef).toEqual(everyValue.tls.certManager.issuerRef);
     expect(every.filter((o) => o.kind === 'Issuer')).toEqual([]);
     expect(every.filter((o) => /Role/.test(o.kind)).map((o) => o.kind)).toEqual([
@@ -193,6 +193,12 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
       'ClusterRoleBinding',
     ]);
     expect(find(every, 'ClusterRole').rules).toEqual([
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations'],
+        resourceNames: ['osm-healthcheck'],
+        verbs: ['get', 'update'],
+      },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['limitranges', 'resourcequotas'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },

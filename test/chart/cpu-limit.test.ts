@@ -2,10 +2,10 @@
 // admits renders a --companion-cpu-limit the webhook takes at start-up, and every value the webhook would refuse
 // (a zero limit among them: "0", "0.0", "0m") the schema refuses, so a `helm install` that succeeds never leaves
 // webhook pods crash-looping. Each value is rendered by the real helm twice: as a user installs it (schema on) and
-// with the schema skipped, whose args the webhook's flag reader (cpuLimitOf in src/commands/companion-flags.ts) then judges.
+// with the schema skipped, whose args the webhook's flag reader (cpuLimitOf in src/companion-flags.ts) then judges.
 
 import { describe, expect, it } from 'vitest';
-import { cpuLimitOf } from '../../src/commands/companion-flags.js';
+import { cpuLimitOf } from '../../src/companion-flags.js';
 import { skipWithoutHelm, template } from '../helpers/helm.js';
 import type { Manifest } from '../helpers/kustomize.js';
 

@@ -1,12 +1,12 @@
-// serve's bundle as shipped: what Fastify never runs stays out of it, and the V8 code cache the build writes beside
-// it is taken by the Node that built it (and a bad one is ignored), as the CLI loads it.
+// serve's and the webhook's bundles as shipped: what Fastify never runs stays out of them, and the V8 code cache the
+// build writes beside serve's is taken by the Node that built it (and a bad one is ignored), as the CLI loads it.
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NOT_IN_SERVE, serveBundle } from '../../scripts/bundle-options.mjs';
+import { NOT_IN_SERVE, SCHEMA_COMPILERS, serveBundle } from '../../scripts/bundle-options.mjs';
 import { ROOT, runScript } from '../helpers/cli.js';
 
 const SERVE = join(ROOT, 'dist/commands/serve.script.js');
@@ -43,6 +43,21 @@ describe("serve's bundle", () => {
 
   it('keeps a stand-in for each module left out, that says so if it is ever called', () => {
     for (const name of NOT_IN_SERVE) expect(text).toContain(`${name} is not bundled in serve`);
+  });
+});
+
+describe("the webhook's bundle", () => {
+  // Unminified, esbuild heads each module it inlines with a `// node_modules/...` line: what the bundle holds.
+  const held = (dir: string) =>
+    readFileSync(join(ROOT, 'dist/commands/webhook.mjs'), 'utf8').includes(`\n// node_modules/${dir}`);
+
+  it.each<{ name: string; dir: string; present?: boolean }>([
+    { name: 'no Ajv (src/schema-free.ts gives Fastify its compilers)', dir: 'ajv/' },
+    { name: 'no fast-json-stringify but for the error serializer', dir: 'fast-json-stringify/index.js' },
+    ...SCHEMA_COMPILERS.map((name) => ({ name: `no ${name}`, dir: `${name}/` })),
+    { name: 'avvio is in (Fastify needs it): the check can fail', dir: 'avvio/', present: true },
+  ])('$name', ({ dir, present }) => {
+    expect(held(dir)).toBe(present === true);
   });
 });
 

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { httpApp } from '../helpers/apps.js';
 import { runCli, startCli } from '../helpers/cli.js';
-import { get } from '../helpers/client.js';
+import { get, httpsBody } from '../helpers/client.js';
 import { BUSY_MACHINE_SLACK_MS } from '../helpers/deadline.js';
+import { startLoopbackHttps } from '../helpers/loopback-https.js';
 
 const EPHEMERAL = { OSM_HEALTHCHECK_PORTS: '0,0,0,0', OSM_HEALTHCHECK_HOST: '127.0.0.1' };
 
@@ -205,6 +206,39 @@ describe('serve', () => {
       message: 'env OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS "-1" is not accepted (whole seconds',
     },
     {
+      name: '--tls-passthrough without a table',
+      args: ['--tls-passthrough'],
+      env: {},
+      code: 2,
+      message:
+        'serve: --tls-passthrough passes nothing through: no probe table (a probe table with an HTTPS httpGet probe, or no --tls-passthrough) [OSM_HC_USAGE]',
+    },
+    {
+      name: 'env OSM_HEALTHCHECK_TLS_PASSTHROUGH with a table of no HTTPS probe',
+      args: [],
+      env: {
+        OSM_HEALTHCHECK_TLS_PASSTHROUGH: 'true',
+        OSM_HEALTHCHECK_PROBES: '{"liveness":{"app":{"httpGet":{"port":8080}}}}',
+      },
+      code: 2,
+      message:
+        'env OSM_HEALTHCHECK_TLS_PASSTHROUGH passes nothing through: no kind of the probe table has one HTTPS httpGet port',
+    },
+    {
+      name: '--tls-passthrough with --osm-edge-compat',
+      args: ['--tls-passthrough', '--osm-edge-compat'],
+      env: {},
+      code: 2,
+      message: '--tls-passthrough with --osm-edge-compat (one of them: compat binds 15904 alone)',
+    },
+    {
+      name: 'a bad OSM_HEALTHCHECK_TLS_PASSTHROUGH',
+      args: [],
+      env: { OSM_HEALTHCHECK_TLS_PASSTHROUGH: 'yes' },
+      code: 2,
+      message: 'env OSM_HEALTHCHECK_TLS_PASSTHROUGH "yes" is not accepted (true or false)',
+    },
+    {
       name: 'a bad POD_IP',
       args: [],
       env: { POD_IP: 'pod.local' },
@@ -216,6 +250,69 @@ describe('serve', () => {
     expect(result.code).toBe(code);
     expect(result.stderr).toContain(message);
     expect(result.stdout).toBe('');
+  });
+
+  it.each([
+    { name: 'serve without a table', args: [], reach: 'any port, any path', ready: 'serving header-driven' },
+    {
+      name: 'serve --allowed-ports without a table',
+      args: ['--allowed-ports', '9000-9001,8080'],
+      reach: 'ports 8080, 9000, 9001 (--allowed-ports), any path',
+      ready: 'serving header-driven',
+    },
+    {
+      name: 'the osm-edge drop-in',
+      args: ['--osm-edge-compat'],
+      reach: 'any port, any path',
+      ready: 'serving /osm-healthcheck only',
+    },
+  ])('says once at start, before the ready line, what any caller can reach: $name', async (c) => {
+    const { child, output } = await startCli(
+      ['serve', ...c.args],
+      { ...EPHEMERAL, POD_IP: '127.0.0.1' },
+      (l) => String(l.msg).startsWith(c.ready),
+    );
+    try {
+      const lines = output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const warnings = lines.filter((l) => String(l.msg).startsWith('serving without a probe table'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({
+        level: 'warn',
+        target: '127.0.0.1',
+        reach: c.reach,
+        msg: `serving without a probe table: any caller that reaches /osm-healthcheck can have this companion probe ${c.reach} on 127.0.0.1, past the mesh`,
+      });
+      expect(lines.indexOf(warnings[0] as Record<string, unknown>)).toBe(lines.length - 2);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('logs no such warning with a table, and pipes TLS only with OSM_HEALTHCHECK_TLS_PASSTHROUGH', async () => {
+    const tls = await startLoopbackHttps((req, res) => res.end(`tls ${req.url}`));
+    const port = Number(new URL(tls.url).port);
+    const table = JSON.stringify({
+      readiness: { app: { httpGet: { port, scheme: 'HTTPS', path: '/ready' } } },
+    });
+    const { child, line, output } = await startCli(
+      ['serve'],
+      { ...EPHEMERAL, OSM_HEALTHCHECK_PROBES: table, OSM_HEALTHCHECK_TLS_PASSTHROUGH: 'true' },
+      (l) => l.msg === 'serving',
+    );
+    try {
+      expect(output()).not.toContain('serving without a probe table');
+      expect(line.tlsPassthrough).toEqual({ readiness: port });
+      const { readiness } = line.ports as Record<'readiness', number>;
+      const body = await httpsBody(readiness, '/anything');
+      // On, the pipe carries any path: why it is off unless asked for (docs/security.md).
+      expect(body).toBe('tls /anything');
+    } finally {
+      child.kill('SIGKILL');
+      await tls.close();
+    }
   });
 
   it('exits 1 when a port is taken', async () => {

@@ -179,6 +179,35 @@ const CASES: Case[] = [
     },
   },
   {
+    code: 'OSM_HC_PROMETHEUS',
+    example: '`osm-healthcheck analyze --probes --prometheus http://127.0.0.1:1`',
+    exit: 3,
+    needs: ENVTEST_NEEDS,
+    run: async () => {
+      const env = await startEnvtest();
+      const port = await closedPort();
+      try {
+        const kubeconfig = join(DIR, 'kubeconfig-envtest-prometheus');
+        writeFileSync(
+          kubeconfig,
+          kubeconfigFor(env.url, readFileSync(env.tokenFile('admin'), 'utf8'), env.caFile),
+        );
+        const args = [
+          'analyze',
+          '--kubeconfig',
+          kubeconfig,
+          '-A',
+          '--probes',
+          '--prometheus',
+          `http://127.0.0.1:${port}`,
+        ];
+        return { exit: await runCli(args) };
+      } finally {
+        await env.stop();
+      }
+    },
+  },
+  {
     code: 'OSM_HC_ANALYZE',
     example: '`osm-healthcheck analyze -A` against an API server with no webhook installed',
     exit: 1,

@@ -28,6 +28,7 @@ const PAGES = [
   'pod-security.md',
   'probe-table.md',
   'resources.md',
+  'security.md',
   'serve.md',
   'troubleshooting.md',
   'versions.md',

@@ -8,12 +8,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PROBES_FLAGS } from '../../src/commands/analyze-probes.js';
 import type { Command } from '../../src/commands/command.js';
-import { TLS_FLAGS } from '../../src/commands/webhook-tls.js';
+import { WEBHOOK_FLAGS } from '../../src/webhook/settings.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 
-/** Flag sets a parseFlags call spreads in (`...TLS_FLAGS`), by the name the source gives them. */
-const SPREADS: Record<string, Record<string, unknown>> = { TLS_FLAGS };
+/** Flag sets a parseFlags call spreads in (`...WEBHOOK_FLAGS`), by the name the source gives them. */
+const SPREADS: Record<string, Record<string, unknown>> = { WEBHOOK_FLAGS, PROBES_FLAGS };
 
 /** Each subcommand: where its parseFlags call is, and its Command. */
 const COMMANDS: { name: string; parser: string; load: () => Promise<Command> }[] = [
@@ -39,7 +40,7 @@ const COMMANDS: { name: string; parser: string; load: () => Promise<Command> }[]
   },
   {
     name: 'webhook',
-    parser: 'src/commands/webhook.ts',
+    parser: 'src/webhook/settings.ts',
     load: async () => (await import('../../src/commands/webhook.js')).webhookCommand,
   },
   {
@@ -163,10 +164,10 @@ function defaultCells(page: string): { flag: string; cell: string }[] {
 
 describe('parsedFlags', () => {
   it('reads the keys, short forms and spreads of the options object, not nested fields', () => {
-    const source = `parseFlags('x', argv, {\n  ...TLS_FLAGS,\n  port: { type: 'string' },\n  'dry-run': { type: 'boolean', default: false },\n  output: { type: 'string', short: 'o' },\n});`;
+    const source = `parseFlags('x', argv, {\n  ...WEBHOOK_FLAGS,\n  port: { type: 'string' },\n  'dry-run': { type: 'boolean', default: false },\n  output: { type: 'string', short: 'o' },\n});`;
     expect(parsedFlags(source, 'x')).toEqual(
       [
-        ...Object.keys(TLS_FLAGS).map((name) => ({ name })),
+        ...Object.keys(WEBHOOK_FLAGS).map((name) => ({ name })),
         { name: 'dry-run' },
         { name: 'output', short: 'o' },
         { name: 'port' },

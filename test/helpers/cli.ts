@@ -1,6 +1,7 @@
 // Runs the built CLI (dist/cli.mjs) as a child process, the way users and the image do.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -83,4 +84,31 @@ export function startCli(
       reject(new Error(`exited ${code} before ready: ${out}${err}`));
     });
   });
+}
+
+export type ServePorts = Record<'liveness' | 'readiness' | 'startup' | 'healthcheck', number>;
+
+/**
+ * The built `serve` on ephemeral loopback ports with this probe table. stop() ends it with SIGINT, so it stops
+ * without waiting for an app (serve's SIGTERM drain would).
+ */
+export async function startServe(
+  table: unknown,
+): Promise<{ child: ChildProcess; ports: ServePorts; stop(): Promise<void> }> {
+  const { child, line } = await startCli(
+    ['serve'],
+    {
+      OSM_HEALTHCHECK_PORTS: '0,0,0,0',
+      OSM_HEALTHCHECK_HOST: '127.0.0.1',
+      OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
+    },
+    (l) => l.msg === 'serving',
+  );
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGINT');
+    await exited;
+  };
+  return { child, ports: line.ports as ServePorts, stop };
 }

@@ -1,6 +1,7 @@
 // Test-side clients: a kubelet-like GET, and a raw socket for requests no HTTP client would send.
 
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 
 export interface Answer {
@@ -52,5 +53,25 @@ export function raw(
       resolve(text);
     });
     socket.write(data);
+  });
+}
+
+/** A GET over TLS to 127.0.0.1:port, the certificate unchecked: what a TLS client of the companion sees. */
+export function httpsBody(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: '127.0.0.1', port, path, rejectUnauthorized: false, agent: false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve(text));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
   });
 }

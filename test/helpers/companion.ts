@@ -7,8 +7,9 @@ import { Recorder } from '../../src/metrics/recorder.js';
 import { runProbe } from '../../src/probe/run.js';
 import type { ListenerRole } from '../../src/scheme.js';
 import { buildApp } from '../../src/server/app.js';
+import { headerRule } from '../../src/server/header-probes.js';
 import { type Listeners, listen } from '../../src/server/listeners.js';
-import { allowedPorts, passthroughPort } from '../../src/server/routing.js';
+import { passthroughPort } from '../../src/server/routing.js';
 import { parseProbeTable } from '../../src/table/parse.js';
 
 export interface Companion {
@@ -23,6 +24,8 @@ export interface Companion {
 export interface CompanionOptions {
   table?: unknown;
   allowed?: Set<number>;
+  /** serve's --tls-passthrough: a ClientHello on 15901-15903 piped to the kind's HTTPS port. */
+  tlsPassthrough?: boolean;
   targetHost?: string;
   host?: string;
   maxProbesPerListener?: number;
@@ -44,7 +47,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
   const recorder = new Recorder(table);
   const app = await buildApp({
     table,
-    allowedPorts: allowedPorts(table, options.allowed),
+    headerRule: headerRule(table, options.allowed),
     targetHost,
     prober: runProbe,
     log,
@@ -57,7 +60,8 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
   listeners = await listen({
     ports: { liveness: 0, readiness: 0, startup: 0, healthcheck: 0 },
     http: app.server,
-    passthrough: (role) => (role === 'healthcheck' ? undefined : passthroughPort(table, role)),
+    passthrough: (role) =>
+      role === 'healthcheck' || options.tlsPassthrough !== true ? undefined : passthroughPort(table, role),
     targetHost,
     log,
     host,

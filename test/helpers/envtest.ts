@@ -50,9 +50,14 @@ export interface Envtest {
 
 const ADMIN: EnvtestUser = { name: 'admin', groups: ['system:masters'] };
 
+/**
+ * etcd and a kube-apiserver on free loopback ports, with `users` in its token file. `apiServerEnv` goes into the
+ * API server's environment only (e.g. HTTPS_PROXY, which Go's HTTP client, and so its webhook calls, honour).
+ */
 export async function startEnvtest(
   users: readonly EnvtestUser[] = [],
   server: ApiServerBinary = NEWEST_SERVER,
+  apiServerEnv: NodeJS.ProcessEnv = {},
 ): Promise<Envtest> {
   const dir = await mkdtemp(join(tmpdir(), 'osm-hc-envtest-'));
   const stops: (() => Promise<void>)[] = [];
@@ -101,6 +106,7 @@ export async function startEnvtest(
         apiserver,
         apiServerArgs({ etcdUrl: etcd.url, dir, certFile: cert.certFile, keyFile: cert.keyFile, port }),
         async () => (await admin.request('GET', '/readyz').catch(() => undefined))?.status === 200,
+        apiServerEnv,
       );
       return { child, url, admin };
     });

@@ -14,9 +14,17 @@ export interface Started {
   output: () => string;
 }
 
-/** Spawns `bin` and waits for `ready`; an exit before it (a port taken meanwhile) rejects with its output. */
-export async function started(bin: string, args: string[], ready: () => Promise<boolean>): Promise<Started> {
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Spawns `bin` (with `env` over this process's environment) and waits for `ready`; an exit before it (a port taken
+ * meanwhile) rejects with its output.
+ */
+export async function started(
+  bin: string,
+  args: string[],
+  ready: () => Promise<boolean>,
+  env: NodeJS.ProcessEnv = {},
+): Promise<Started> {
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   // A test worker that ends without stopping it must not leave it behind (etcd, an API server).
   const orphaned = () => child.kill('SIGKILL');
   process.once('exit', orphaned);

@@ -59,6 +59,8 @@ export interface ScrapeJob {
   caFile?: string;
   /** A file holding the bearer token the target asks for. */
   tokenFile?: string;
+  /** Target labels, as a PodMonitor gives every companion its `namespace` and `pod`. */
+  labels?: Readonly<Record<string, string>>;
 }
 
 /** Starts Prometheus scraping `targets` (`127.0.0.1:port`) at `metricsPath` every second; resolves once ready. */
@@ -84,6 +86,7 @@ export async function startPrometheusWith(options: {
       : ['    authorization:', `      credentials_file: ${JSON.stringify(j.tokenFile)}`]),
     '    static_configs:',
     `      - targets: ${JSON.stringify(j.targets)}`,
+    ...(j.labels === undefined ? [] : [`        labels: ${JSON.stringify(j.labels)}`]),
   ];
   writeFileSync(
     config,

@@ -64,6 +64,10 @@ export function allQueries(): Query[] {
 /** Series neither of ours exposes that the rules or the dashboard select, each with what exposes it. */
 export const EXTERNAL_METRICS: Readonly<Record<string, string>> = {
   kube_pod_container_status_restarts_total: 'kube-state-metrics, pods',
+  kube_pod_init_container_status_restarts_total:
+    'kube-state-metrics, pods (init containers, native sidecars)',
+  kube_pod_container_status_last_terminated_reason:
+    'kube-state-metrics, pods (reason of the last termination)',
   kube_endpoint_address: 'kube-state-metrics 2.6+, endpoints (ready="true"|"false" per address)',
   kube_endpoint_info: 'kube-state-metrics, endpoints (one per Endpoints object)',
   apiserver_admission_webhook_fail_open_count: 'kube-apiserver, per webhook name: admitted without an answer',

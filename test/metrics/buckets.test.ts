@@ -1,7 +1,7 @@
-// Probe duration buckets: 1 ms up to the table's longest timeout, on 1-2.5-5 steps.
+// Probe duration buckets: 1 ms up to the table's longest timeout, on 1-2.5-5 steps, and 0.5, 0.8, 0.9 of each timeout.
 
 import { describe, expect, it } from 'vitest';
-import { durationBuckets, longestTimeoutSeconds } from '../../src/metrics/buckets.js';
+import { durationBuckets, longestTimeoutSeconds, probeDurationBuckets } from '../../src/metrics/buckets.js';
 import { parseProbeTable } from '../../src/table/parse.js';
 
 const UP_TO_ONE = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -15,6 +15,28 @@ describe('durationBuckets', () => {
     { name: 'smallest: 1 ms', max: 0.001, buckets: [0.001] },
   ])('$name', ({ max, buckets }) => {
     expect(durationBuckets(max)).toEqual(buckets);
+  });
+});
+
+describe('probeDurationBuckets', () => {
+  it.each([
+    { name: 'no table: the steps up to 1 s only', table: undefined, buckets: UP_TO_ONE },
+    {
+      name: 'the default 1 s: 0.8 and 0.9 added, 0.5 already a step',
+      table: { readiness: { app: { tcpSocket: { port: 1 } } } },
+      buckets: [...UP_TO_ONE.slice(0, -1), 0.8, 0.9, 1],
+    },
+    {
+      name: "two timeouts, 3 s and 10 s: each one's fractions, sorted, as written decimals",
+      table: {
+        liveness: { app: { tcpSocket: { port: 1 }, timeoutSeconds: 3 } },
+        readiness: { app: { tcpSocket: { port: 1 }, timeoutSeconds: 10 } },
+        startup: { app: { tcpSocket: { port: 1 }, timeoutSeconds: 3 } },
+      },
+      buckets: [...UP_TO_ONE, 1.5, 2.4, 2.5, 2.7, 5, 8, 9, 10],
+    },
+  ])('$name', ({ table, buckets }) => {
+    expect(probeDurationBuckets(table === undefined ? undefined : parseProbeTable(table))).toEqual(buckets);
   });
 });
 

@@ -2,12 +2,10 @@
 // answers kubelet-like probes of loopback peers and some hostile requests, a real Prometheus scrapes its /metrics
 // every second and answers the series through its HTTP API, and `promtool check metrics` finds nothing in them.
 
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, httpApp, type Running } from '../helpers/apps.js';
-import { startCli } from '../helpers/cli.js';
+import { type ServePorts, startServe } from '../helpers/cli.js';
 import { get, raw } from '../helpers/client.js';
 import {
   type Prometheus,
@@ -29,8 +27,8 @@ function companionSeries(text: string): string[] {
 
 describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometheus', () => {
   let app: Running<Server>;
-  let companion: ChildProcess | undefined;
-  let ports: Record<'liveness' | 'readiness' | 'startup' | 'healthcheck', number>;
+  let companion: Awaited<ReturnType<typeof startServe>> | undefined;
+  let ports: ServePorts;
   let prometheus: Prometheus | undefined;
   let before: string[];
   let after: string[];
@@ -43,20 +41,15 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
     });
     const table = {
       liveness: { app: { httpGet: { port: app.port, path: '/live' }, timeoutSeconds: 2 } },
-      readiness: { app: { httpGet: { port: app.port, path: '/moved' } } },
+      // web: the tcpSocket probe a header-driven TCP connect may run (a header names only the table's probes).
+      readiness: {
+        app: { httpGet: { port: app.port, path: '/moved' } },
+        web: { tcpSocket: { port: app.port } },
+      },
       startup: { db: { tcpSocket: { port: await closedPort() } } },
     };
-    const started = await startCli(
-      ['serve'],
-      {
-        OSM_HEALTHCHECK_PORTS: '0,0,0,0',
-        OSM_HEALTHCHECK_HOST: '127.0.0.1',
-        OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
-      },
-      (line) => line.msg === 'serving',
-    );
-    companion = started.child;
-    ports = started.line.ports as typeof ports;
+    companion = await startServe(table);
+    ports = companion.ports;
 
     // What kubelet sends (test/helpers/client.ts: kube-probe User-Agent, a new connection each).
     for (let i = 0; i < 2; i++)
@@ -65,6 +58,8 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
     expect((await get(url('startup', '/osm-startup-probe/db'))).status).toBe(503);
     const tcp = { 'Original-Tcp-Port': String(app.port) };
     expect((await get(url('healthcheck', '/osm-healthcheck'), tcp)).status).toBe(200);
+    const http = { 'Original-Http-Port': String(app.port), 'Original-Http-Path': '/live' };
+    expect((await get(url('healthcheck', '/osm-healthcheck'), http)).status).toBe(200);
     expect((await get(url('healthcheck', '/osm-healthcheck'), { 'Original-Tcp-Port': '1' })).status).toBe(
       403,
     );
@@ -101,11 +96,7 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
 
   afterAll(async () => {
     await prometheus?.stop();
-    if (companion !== undefined && companion.exitCode === null) {
-      const exited = once(companion, 'exit');
-      companion.kill('SIGINT');
-      await exited;
-    }
+    await companion?.stop();
     await app?.close();
   });
 
@@ -153,7 +144,7 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
       value: 1,
     },
     {
-      name: 'a header-driven GET (its hostile path is no label)',
+      name: 'a header-driven GET of a table probe (the hostile path, refused, is no label)',
       promql:
         'osm_healthcheck_probes_total{kind="healthcheck",container="",handler="httpGet",verdict="success"}',
       value: 1,
@@ -179,6 +170,46 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
       promql: 'sum(osm_healthcheck_probe_duration_seconds_count)',
       value: 7,
     },
+    {
+      name: "the bounds 0.5, 0.8 and 0.9 of liveness' 2 s timeout",
+      promql:
+        'count(osm_healthcheck_probe_duration_seconds_bucket{kind="liveness",container="app",le=~"1|1.6|1.8"})',
+      value: 3,
+    },
+    {
+      name: 'the refused TCP connect under its reason',
+      promql:
+        'osm_healthcheck_probe_failures_total{kind="startup",container="db",handler="tcpSocket",reason="refused"}',
+      value: 1,
+    },
+    { name: 'no other failure', promql: 'sum(osm_healthcheck_probe_failures_total)', value: 1 },
+    {
+      name: 'every reason of every probe series, from the first scrape',
+      // Four table entries and the two header-driven series, eight reasons each.
+      promql: 'count(osm_healthcheck_probe_failures_total)',
+      value: 6 * 8,
+    },
+    {
+      name: "liveness' timeout as the table holds it",
+      promql: 'osm_healthcheck_probe_timeout_seconds{kind="liveness",container="app",handler="httpGet"}',
+      value: 2,
+    },
+    {
+      name: 'the timeout of each table entry, none for header-driven probes',
+      promql: 'count(osm_healthcheck_probe_timeout_seconds)',
+      value: 4,
+    },
+    {
+      name: 'a first success of liveness and of readiness (a warning), none of the failing startup',
+      promql:
+        'count(osm_healthcheck_probe_first_success_seconds{kind=~"liveness|readiness",container="app"})',
+      value: 2,
+    },
+    {
+      name: 'a first success timed from the first request, as a short positive time',
+      promql: 'osm_healthcheck_probe_first_success_seconds{kind="liveness"} > bool 0',
+      value: 1,
+    },
     { name: 'nothing in flight', promql: 'sum(osm_healthcheck_probes_in_flight)', value: 0 },
     {
       name: 'a header check that ran a TCP connect',
@@ -186,9 +217,9 @@ describe.skipIf(SKIP)('metrics of the built companion, scraped by a real Prometh
       value: 1,
     },
     {
-      name: 'a header check for a port not allowed',
+      name: 'header checks for no probe of the table: a port, a hostile path',
       promql: 'osm_healthcheck_header_checks_total{outcome="port_not_allowed"}',
-      value: 1,
+      value: 2,
     },
     {
       name: 'malformed header checks: a bad port, a wrap of no probe path, a repeated header',

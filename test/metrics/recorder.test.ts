@@ -2,7 +2,13 @@
 // moves; and that only table entries and fixed sets can become label values.
 
 import { describe, expect, it } from 'vitest';
-import { HEADER_CHECK_OUTCOMES, type HeaderProbe, Recorder } from '../../src/metrics/recorder.js';
+import {
+  HEADER_CHECK_OUTCOMES,
+  type HeaderProbe,
+  Recorder,
+  type RunOutcome,
+} from '../../src/metrics/recorder.js';
+import { FAILURE_REASONS } from '../../src/probe/failure-reason.js';
 import type { Verdict } from '../../src/probe/result.js';
 import type { ProbeEntry } from '../../src/table/types.js';
 import { entry, TABLE } from './table.js';
@@ -10,6 +16,11 @@ import { entry, TABLE } from './table.js';
 const key = (labels: object) => JSON.stringify(labels);
 const runs = (r: Recorder) => new Map(r.probeRuns().map((s) => [key(s.labels), s.value]));
 const durations = (r: Recorder) => new Map(r.durations().map((s) => [key(s.labels), s]));
+const failures = (r: Recorder) => new Map(r.failures().map((s) => [key(s.labels), s.value]));
+const SUCCESS: RunOutcome = { verdict: 'success' };
+const outcome = (verdict: Verdict): RunOutcome =>
+  verdict === 'failure' ? { verdict, reason: 'timeout' } : { verdict };
+const LIVE_APP = { kind: 'liveness', container: 'app', handler: 'httpGet' };
 
 describe('Recorder', () => {
   it('has every series at 0 before anything is recorded: each entry and verdict, header probes, listeners, outcomes', () => {
@@ -34,6 +45,18 @@ describe('Recorder', () => {
         sumSeconds: 0,
       })),
     );
+    expect(r.failures()).toEqual(
+      series.flatMap((labels) =>
+        FAILURE_REASONS.map((reason) => ({ labels: { ...labels, reason }, value: 0 })),
+      ),
+    );
+    // Timeouts are the table's entries' own (test/metrics/table.ts); header-driven probes have none.
+    expect(r.timeouts()).toEqual([
+      { labels: series[0], value: 3 },
+      { labels: series[1], value: 1 },
+      { labels: series[2], value: 1 },
+    ]);
+    expect(r.firstSuccesses()).toEqual([]);
     const listeners = ['liveness', 'readiness', 'startup', 'healthcheck'];
     expect(r.refused()).toEqual(listeners.map((listener) => ({ labels: { listener }, value: 0 })));
     expect(r.probesInFlight()).toEqual(listeners.map((listener) => ({ labels: { listener }, value: 0 })));
@@ -59,7 +82,7 @@ describe('Recorder', () => {
     { name: 'over the longest timeout: only +Inf', seconds: 3.2, le: Number.POSITIVE_INFINITY },
   ])('puts a duration $name in its bucket, and every bucket above', ({ seconds, le }) => {
     const r = new Recorder(TABLE);
-    r.probeRun(entry('liveness', 'app'), 'success', seconds);
+    r.probeRun(entry('liveness', 'app'), SUCCESS, 0, seconds);
     const s = durations(r).get(key({ kind: 'liveness', container: 'app', handler: 'httpGet' }));
     expect(s?.cumulative).toEqual(r.bounds.map((bound) => (bound >= le ? 1 : 0)));
     expect(s?.count).toBe(1);
@@ -85,7 +108,7 @@ describe('Recorder', () => {
   ])('counts runs of $name by verdict, with their durations summed', ({ probe, labels }) => {
     const r = new Recorder(TABLE);
     const verdicts: Verdict[] = ['success', 'failure', 'failure', 'warning'];
-    for (const verdict of verdicts) r.probeRun(probe(), verdict, 0.25);
+    for (const verdict of verdicts) r.probeRun(probe(), outcome(verdict), 0, 0.25);
     const counted = runs(r);
     expect(counted.get(key({ ...labels, verdict: 'success' }))).toBe(1);
     expect(counted.get(key({ ...labels, verdict: 'warning' }))).toBe(1);
@@ -94,6 +117,47 @@ describe('Recorder', () => {
     // Every other series is untouched.
     const total = [...counted.values()].reduce((a, b) => a + b, 0);
     expect(total).toBe(4);
+  });
+
+  it.each(FAILURE_REASONS)('counts a failure under its reason, %s, and under no other', (reason) => {
+    const r = new Recorder(TABLE);
+    r.probeRun(entry('liveness', 'app'), { verdict: 'failure', reason }, 0, 0.1);
+    r.probeRun('httpGet', { verdict: 'failure', reason }, 0, 0.1);
+    const counted = failures(r);
+    expect(counted.get(key({ ...LIVE_APP, reason }))).toBe(1);
+    expect(counted.get(key({ kind: 'healthcheck', container: '', handler: 'httpGet', reason }))).toBe(1);
+    expect([...counted.values()].reduce((a, b) => a + b, 0)).toBe(2);
+  });
+
+  it('counts no failure reason for a success or a warning', () => {
+    const r = new Recorder(TABLE);
+    r.probeRun(entry('liveness', 'app'), SUCCESS, 0, 0.1);
+    r.probeRun(entry('liveness', 'app'), { verdict: 'warning' }, 0, 0.1);
+    expect(r.failures().every((s) => s.value === 0)).toBe(true);
+  });
+
+  it("times an entry's first success from its first run's start, once, and no other entry's", () => {
+    const r = new Recorder(TABLE);
+    const live = entry('liveness', 'app');
+    r.probeRun(live, { verdict: 'failure', reason: 'refused' }, 10_000, 0.002);
+    r.probeRun(live, { verdict: 'failure', reason: 'timeout' }, 11_000, 0.9);
+    expect(r.firstSuccesses()).toEqual([]);
+    r.probeRun(live, SUCCESS, 12_000, 0.25);
+    // 12 s after the first run began, plus the 0.25 s the successful run took.
+    expect(r.firstSuccesses()).toEqual([{ labels: LIVE_APP, value: 2.25 }]);
+    r.probeRun(live, SUCCESS, 20_000, 0.001);
+    expect(r.firstSuccesses()).toEqual([{ labels: LIVE_APP, value: 2.25 }]);
+    // A header-driven probe is no table entry: it has no first success to report.
+    r.probeRun('tcpSocket', SUCCESS, 0, 0.001);
+    expect(r.firstSuccesses()).toHaveLength(1);
+  });
+
+  it("counts a warning as kubelet does: a success, so it ends an entry's wait for its first", () => {
+    const r = new Recorder(TABLE);
+    r.probeRun(entry('readiness', 'db'), { verdict: 'warning' }, 500, 0.5);
+    expect(r.firstSuccesses()).toEqual([
+      { labels: { kind: 'readiness', container: 'db', handler: 'tcpSocket' }, value: 0.5 },
+    ]);
   });
 
   it('counts refusals and header checks, and follows probes in flight up and down per listener', () => {
@@ -128,11 +192,11 @@ describe('Recorder', () => {
   it('refuses an entry that is not one of its table, even one equal to an entry', () => {
     const r = new Recorder(TABLE);
     const lookalike: ProbeEntry = { ...entry('readiness', 'db') };
-    expect(() => r.probeRun(lookalike, 'success', 0.001)).toThrow(
+    expect(() => r.probeRun(lookalike, SUCCESS, 0, 0.001)).toThrow(
       'metrics: readiness.db is not an entry of the probe table these metrics were made for',
     );
     const forged: ProbeEntry = { ...lookalike, container: 'from-a-request-path' };
-    expect(() => r.probeRun(forged, 'success', 0.001)).toThrow(/from-a-request-path is not an entry/);
+    expect(() => r.probeRun(forged, SUCCESS, 0, 0.001)).toThrow(/from-a-request-path is not an entry/);
   });
 
   it('takes no free text where a label value goes', () => {
@@ -143,7 +207,7 @@ describe('Recorder', () => {
     // @ts-expect-error an outcome is one of HEADER_CHECK_OUTCOMES
     r.headerCheck(fromRequest);
     // @ts-expect-error a probe is a table entry or a header-driven handler type
-    expect(() => r.probeRun(fromRequest, 'success', 0.001)).toThrow();
+    expect(() => r.probeRun(fromRequest, SUCCESS, 0, 0.001)).toThrow();
     // Should a cast smuggle text in anyway, it names no series that exists: the sets stay as they were made.
     expect(r.refused().map((s) => s.labels.listener)).toEqual([
       'liveness',
@@ -161,13 +225,17 @@ describe('Recorder', () => {
     const n = 200_000;
     for (let i = 0; i < n; i++) {
       r.inFlight('liveness', 1);
-      r.probeRun(live, 'success', (i % 3000) / 1000);
+      r.probeRun(
+        live,
+        i % 7 === 0 ? { verdict: 'failure', reason: 'status' } : SUCCESS,
+        i,
+        (i % 3000) / 1000,
+      );
       r.inFlight('liveness', -1);
     }
     expect(durations(r).get(key({ kind: 'liveness', container: 'app', handler: 'httpGet' }))?.count).toBe(n);
-    expect(
-      runs(r).get(key({ kind: 'liveness', container: 'app', handler: 'httpGet', verdict: 'success' })),
-    ).toBe(n);
+    expect(runs(r).get(key({ ...LIVE_APP, verdict: 'success' }))).toBe(n - Math.ceil(n / 7));
+    expect(failures(r).get(key({ ...LIVE_APP, reason: 'status' }))).toBe(Math.ceil(n / 7));
     expect(r.probesInFlight().find((s) => s.labels.listener === 'liveness')?.value).toBe(0);
   });
 });

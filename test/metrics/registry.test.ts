@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { lazyExposition } from '../../src/metrics/load-exposition.js';
 import { Recorder } from '../../src/metrics/recorder.js';
 import { createExposition } from '../../src/metrics/registry.js';
+import { FAILURE_REASONS } from '../../src/probe/failure-reason.js';
 import { entry, TABLE } from './table.js';
 
 /** `name{a="b",...}` -> value, for every sample of the text exposition format. */
@@ -43,6 +44,14 @@ describe('createExposition', () => {
       }
       expect(s.get(`osm_healthcheck_probe_duration_seconds_count{${labels}}`)).toBe(0);
       expect(s.get(`osm_healthcheck_probe_duration_seconds_bucket{${labels},le="+Inf"}`)).toBe(0);
+      for (const reason of FAILURE_REASONS) {
+        expect(s.get(`osm_healthcheck_probe_failures_total{${labels},reason="${reason}"}`)).toBe(0);
+      }
+      // Nothing has succeeded yet; header-driven probes have neither gauge at all.
+      expect(s.has(`osm_healthcheck_probe_first_success_seconds{${labels}}`)).toBe(false);
+      expect(s.get(`osm_healthcheck_probe_timeout_seconds{${labels}}`)).toBe(
+        kind === 'healthcheck' ? undefined : kind === 'liveness' ? 3 : 1,
+      );
     }
     for (const listener of ['liveness', 'readiness', 'startup', 'healthcheck']) {
       expect(s.get(`osm_healthcheck_probes_refused_total{listener="${listener}"}`)).toBe(0);
@@ -65,10 +74,10 @@ describe('createExposition', () => {
 
   it("writes the recorder's histogram exactly: buckets up to the longest timeout, then +Inf, sum and count", async () => {
     const s = await scraped((r) => {
-      r.probeRun(entry('liveness', 'app'), 'success', 0.003);
-      r.probeRun(entry('liveness', 'app'), 'warning', 0.02);
-      r.probeRun(entry('liveness', 'app'), 'failure', 0.1);
-      r.probeRun(entry('liveness', 'app'), 'failure', 7);
+      r.probeRun(entry('liveness', 'app'), { verdict: 'success' }, 0, 0.003);
+      r.probeRun(entry('liveness', 'app'), { verdict: 'warning' }, 0, 0.02);
+      r.probeRun(entry('liveness', 'app'), { verdict: 'failure', reason: 'status' }, 0, 0.1);
+      r.probeRun(entry('liveness', 'app'), { verdict: 'failure', reason: 'timeout' }, 0, 7);
     });
     const buckets = [...s].filter(([k]) =>
       k.startsWith(`osm_healthcheck_probe_duration_seconds_bucket{${APP}`),
@@ -83,14 +92,22 @@ describe('createExposition', () => {
       ['0.1', 3],
       ['0.25', 3],
       ['0.5', 3],
+      ['0.8', 3],
+      ['0.9', 3],
       ['1', 3],
+      ['1.5', 3],
+      ['2.4', 3],
       ['2.5', 3],
+      ['2.7', 3],
       ['3', 3],
       ['+Inf', 4],
     ]);
     expect(s.get(`osm_healthcheck_probe_duration_seconds_count{${APP}}`)).toBe(4);
     expect(s.get(`osm_healthcheck_probe_duration_seconds_sum{${APP}}`)).toBe(0.003 + 0.02 + 0.1 + 7);
     expect(s.get(`osm_healthcheck_probes_total{${APP},verdict="failure"}`)).toBe(2);
+    expect(s.get(`osm_healthcheck_probe_failures_total{${APP},reason="status"}`)).toBe(1);
+    expect(s.get(`osm_healthcheck_probe_failures_total{${APP},reason="timeout"}`)).toBe(1);
+    expect(s.get(`osm_healthcheck_probe_first_success_seconds{${APP}}`)).toBe(0.003);
   });
 
   it('reads the recorder at each scrape, counters and gauges alike', async () => {

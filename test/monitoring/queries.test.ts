@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVersionStandin, type VersionStandin, versionBody } from '../helpers/api-server.js';
-import { ROOT, startCli } from '../helpers/cli.js';
+import { ROOT, startCli, startServe } from '../helpers/cli.js';
 import { kubeEnv } from '../helpers/kube-standin.js';
 import { skipWithoutPrometheus } from '../helpers/prometheus.js';
 import {
@@ -75,17 +75,9 @@ describe.skipIf(skipWithoutPrometheus('test/monitoring/queries.test.ts'))(
         readiness: { app: { tcpSocket: { port: 1 } } },
         startup: { app: { grpc: { port: 1 } } },
       };
-      const serve = await startCli(
-        ['serve'],
-        {
-          OSM_HEALTHCHECK_PORTS: '0,0,0,0',
-          OSM_HEALTHCHECK_HOST: '127.0.0.1',
-          OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
-        },
-        (line) => line.msg === 'serving',
-      );
+      const serve = await startServe(table);
       companion = serve.child;
-      const ports = serve.line.ports as { healthcheck: number };
+      const ports = serve.ports;
       const companionText = await (await fetch(`http://127.0.0.1:${ports.healthcheck}/metrics`)).text();
 
       // The webhook with an API server, so its caches are there: a stand-in that serves the four collections.

@@ -143,6 +143,7 @@ describe('probeGrpc', () => {
       service:
         status === 'NOT_SERVING' ? 'not-serving' : status === 'UNKNOWN' ? 'unknown' : 'service-unknown',
       verdict: 'failure',
+      reason: 'grpc_status',
       message: `failed: service unhealthy \\(responded with "${status}"\\) after ${ms}`,
     })),
     {
@@ -157,6 +158,7 @@ describe('probeGrpc', () => {
       server: 'scripted',
       service: 'draining',
       verdict: 'failure',
+      reason: 'grpc_status',
       message: `failed: health rpc probe failed: UNAVAILABLE: ${DRAINING} after ${ms}`,
     },
     {
@@ -164,6 +166,7 @@ describe('probeGrpc', () => {
       server: 'http2',
       service: '',
       verdict: 'failure',
+      reason: 'grpc_status',
       message: `failed: server does not implement the grpc health protocol \\(grpc\\.health\\.v1\\.Health\\): Received HTTP status code 404 after ${ms}`,
     },
     {
@@ -171,6 +174,7 @@ describe('probeGrpc', () => {
       server: 'hangup',
       service: '',
       verdict: 'failure',
+      reason: 'reset',
       message: `failed: health rpc probe failed: UNAVAILABLE: Connection dropped after ${ms}`,
     },
     {
@@ -178,6 +182,7 @@ describe('probeGrpc', () => {
       server: 'health',
       service: 'nope',
       verdict: 'failure',
+      reason: 'grpc_status',
       message: `failed: health rpc probe failed: NOT_FOUND: Health status unknown for service nope after ${ms}`,
     },
     {
@@ -185,6 +190,7 @@ describe('probeGrpc', () => {
       server: 'bare',
       service: '',
       verdict: 'failure',
+      reason: 'grpc_status',
       message: `failed: server does not implement the grpc health protocol \\(grpc\\.health\\.v1\\.Health\\): .+ after ${ms}`,
     },
     {
@@ -192,6 +198,7 @@ describe('probeGrpc', () => {
       server: 'scripted',
       service: 'slow',
       verdict: 'failure',
+      reason: 'timeout',
       message: `failed: health rpc did not complete within ${TIMEOUT_MS} ms`,
     },
     {
@@ -199,6 +206,7 @@ describe('probeGrpc', () => {
       server: 'http1',
       service: '',
       verdict: 'failure',
+      reason: 'other',
       message: `failed to connect: .+ after ${ms}`,
     },
     {
@@ -206,6 +214,7 @@ describe('probeGrpc', () => {
       server: 'silent',
       service: '',
       verdict: 'failure',
+      reason: 'timeout',
       message: `failed to connect within ${TIMEOUT_MS} ms`,
     },
     {
@@ -213,14 +222,18 @@ describe('probeGrpc', () => {
       server: 'refused',
       service: '',
       verdict: 'failure',
+      reason: 'refused',
       message: `failed to connect: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+ after ${ms}`,
     },
-  ] as const)('$name', async ({ server, service: name, verdict, message }) => {
+  ] as const)('$name', async (want) => {
+    const { server, service: name, verdict, message } = want;
     const port = ports[server as keyof typeof ports];
     const result = await probeGrpc({ port, service: name }, { host: '127.0.0.1', timeoutMs: TIMEOUT_MS });
     const prefix = `grpc 127\\.0\\.0\\.1:${port} service ${JSON.stringify(name).replace(/\./g, '\\.')}`;
     expect(result.message).toMatch(new RegExp(`^${prefix} ${message}$`));
     expect(result).toMatchObject({ verdict, status: verdict === 'success' ? 200 : 503 });
+    // What /metrics counts the failure under (docs/metrics.md#failure-reasons).
+    expect('reason' in result ? result.reason : undefined).toBe('reason' in want ? want.reason : undefined);
   });
 
   it('IPv6 ::1: SERVING', async () => {

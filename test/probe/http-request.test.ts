@@ -366,7 +366,7 @@ describe('verdict and message', () => {
       result: answered(first, later, 2, 500, 4, undefined, NO_BODY),
       message:
         'GET http://10.1.2.3:8080/live -> 500 (after 2 redirects, at http://10.1.2.3:8080/new) in 4 ms',
-      want: { verdict: 'failure', status: 500 },
+      want: { verdict: 'failure', status: 500, reason: 'status' },
     },
     {
       name: 'redirect not followed',
@@ -389,17 +389,19 @@ describe('verdict and message', () => {
     },
     {
       name: 'transport failure',
-      result: failed(first, 'connect ECONNREFUSED 10.1.2.3:8080', 1),
+      result: failed(first, 'connect ECONNREFUSED 10.1.2.3:8080', 'refused', 1),
       want: {
         verdict: 'failure',
+        reason: 'refused',
         status: 503,
         message: 'GET http://10.1.2.3:8080/live failed: connect ECONNREFUSED 10.1.2.3:8080 after 1 ms',
       },
     },
     {
       name: 'timeout on a later hop',
-      result: failed(first, atHop(timeoutReason(900, 'body'), later, 1)),
+      result: failed(first, atHop(timeoutReason(900, 'body'), later, 1), 'timeout'),
       want: {
+        reason: 'timeout',
         status: 503,
         message:
           'GET http://10.1.2.3:8080/live failed: timeout after 900 ms waiting for body (at http://10.1.2.3:8080/new, after 1 redirect)',

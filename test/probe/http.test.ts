@@ -85,6 +85,8 @@ describe('status codes', () => {
     const app = await httpPeer((_req, res) => res.writeHead(status).end());
     const result = await probeHttp(spec(app.port, '/live'), TARGET);
     expect(result).toMatchObject({ verdict, status: answered });
+    // A failure by status is counted as one (docs/metrics.md#failure-reasons).
+    expect('reason' in result ? result.reason : undefined).toBe(verdict === 'failure' ? 'status' : undefined);
     expectMessage(result, `GET http://127.0.0.1:${app.port}/live -> ${status}${note} in {ms}`);
     await app.idle();
   });
@@ -169,7 +171,7 @@ describe('redirects', () => {
   it('fails a redirect loop', async () => {
     const app = await httpPeer((_req, res) => res.writeHead(302, { Location: '/loop' }).end());
     const result = await probeHttp(spec(app.port, '/loop'), TARGET);
-    expect(result).toMatchObject({ verdict: 'failure', status: 503 });
+    expect(result).toMatchObject({ verdict: 'failure', status: 503, reason: 'redirect' });
     expect(result.message).toContain('stopped after 10 redirects');
   });
 
@@ -276,7 +278,7 @@ describe('one deadline covers every stage', () => {
     const app = await silentPeer();
     const started = performance.now();
     const result = await probeHttp(spec(app.port, '/live'), SHORT);
-    expect(result).toMatchObject({ verdict: 'failure', status: 503 });
+    expect(result).toMatchObject({ verdict: 'failure', status: 503, reason: 'timeout' });
     expectMessage(
       result,
       `GET http://127.0.0.1:${app.port}/live failed: timeout after 300 ms waiting for response headers`,
@@ -288,7 +290,7 @@ describe('one deadline covers every stage', () => {
   it('fails headers sent at once with the body after the timeout', async () => {
     const app = await rawPeer((socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc'));
     const result = await probeHttp(spec(app.port, '/live'), SHORT);
-    expect(result).toMatchObject({ verdict: 'failure', status: 503 });
+    expect(result).toMatchObject({ verdict: 'failure', status: 503, reason: 'timeout' });
     expect(result.message).toMatch(/failed: timeout after 300 ms waiting for body$/);
     await app.idle();
   });
@@ -296,7 +298,7 @@ describe('one deadline covers every stage', () => {
   it('fails a TLS port that never finishes the handshake', async () => {
     const app = await silentPeer();
     const result = await probeHttp(spec(app.port, '/live', [], 'HTTPS'), SHORT);
-    expect(result).toMatchObject({ verdict: 'failure', status: 503 });
+    expect(result).toMatchObject({ verdict: 'failure', status: 503, reason: 'timeout' });
     expect(result.message).toMatch(/failed: timeout after 300 ms waiting for TLS handshake$/);
     await app.idle();
   });
@@ -314,7 +316,7 @@ describe('one deadline covers every stage', () => {
   it("drains a redirect's body first, as Go does: a redirect whose body never comes times out", async () => {
     const app = await rawPeer((socket) => socket.write('HTTP/1.1 302 Found\r\nLocation: /b\r\n\r\n'));
     const result = await probeHttp(spec(app.port, '/a'), SHORT);
-    expect(result).toMatchObject({ verdict: 'failure', status: 503 });
+    expect(result).toMatchObject({ verdict: 'failure', status: 503, reason: 'timeout' });
     expect(result.message).toMatch(/failed: timeout after 300 ms waiting for redirect body$/);
     await app.idle();
   });
@@ -327,7 +329,7 @@ describe('transport failures answer 503', () => {
     const { port } = closed.address() as { port: number };
     await new Promise((resolve) => closed.close(resolve));
     const result = await probeHttp(spec(port, '/live'), TARGET);
-    expect(result).toMatchObject({ verdict: 'failure', status: 503 });
+    expect(result).toMatchObject({ verdict: 'failure', status: 503, reason: 'refused' });
     expectMessage(
       result,
       `GET http://127.0.0.1:${port}/live failed: connect ECONNREFUSED 127.0.0.1:${port} after {ms}`,
@@ -335,34 +337,51 @@ describe('transport failures answer 503', () => {
   });
 
   it.each([
-    { name: 'reset', act: (s: Socket) => s.resetAndDestroy(), reason: /failed: read ECONNRESET after/ },
-    { name: 'closed without a word', act: (s: Socket) => s.end(), reason: /failed: socket hang up after/ },
+    {
+      name: 'reset',
+      act: (s: Socket) => s.resetAndDestroy(),
+      message: /failed: read ECONNRESET after/,
+      reason: 'reset',
+    },
+    {
+      name: 'closed without a word',
+      act: (s: Socket) => s.end(),
+      message: /failed: socket hang up after/,
+      reason: 'reset',
+    },
     {
       name: 'not HTTP',
       act: (s: Socket) => s.end('SSH-2.0-OpenSSH\r\n'),
-      reason: /failed: invalid HTTP response/,
+      message: /failed: invalid HTTP response/,
+      reason: 'other',
     },
     {
       name: 'body cut short',
       act: (s: Socket) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort'),
-      reason: /failed: (body read failed|connection closed while reading the body)/,
+      message: /failed: (body read failed|connection closed while reading the body)/,
+      reason: 'reset',
     },
-  ])('$name', async ({ act, reason }) => {
+  ])('$name', async ({ act, message, reason }) => {
     const app = await rawPeer((socket) => act(socket));
     const result = await probeHttp(spec(app.port, '/live'), TARGET);
-    expect(result).toMatchObject({ verdict: 'failure', status: 503 });
-    expect(result.message).toMatch(reason);
+    expect(result).toMatchObject({ verdict: 'failure', status: 503, reason });
+    expect(result.message).toMatch(message);
   });
 
   it('an HTTP probe against a TLS port', async () => {
     const app = await httpsPeer(cert, (_req, res) => res.writeHead(200).end());
-    expect(await probeHttp(spec(app.port), TARGET)).toMatchObject({ verdict: 'failure', status: 503 });
+    // The TLS server drops a connection that starts with plain HTTP: no handshake of the probe's failed.
+    expect(await probeHttp(spec(app.port), TARGET)).toMatchObject({
+      verdict: 'failure',
+      status: 503,
+      reason: 'reset',
+    });
   });
 
   it('an HTTPS probe against a plain HTTP port', async () => {
     const app = await httpPeer((_req, res) => res.writeHead(200).end());
     const result = await probeHttp(spec(app.port, '/', [], 'HTTPS'), TARGET);
-    expect(result).toMatchObject({ verdict: 'failure', status: 503 });
+    expect(result).toMatchObject({ verdict: 'failure', status: 503, reason: 'tls' });
     expect(result.message).toMatch(/failed: TLS error: /);
   });
 });

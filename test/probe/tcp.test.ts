@@ -111,6 +111,7 @@ describe('probeTcp', () => {
     expect(result).toEqual({
       verdict: 'failure',
       status: 503,
+      reason: 'refused',
       message: expect.stringMatching(
         new RegExp(
           `^tcp 127\\.0\\.0\\.1:${port} failed: connect ECONNREFUSED 127\\.0\\.0\\.1:${port} after \\d+ ms$`,
@@ -135,6 +136,7 @@ describe('probeTcp', () => {
       expect(last).toEqual({
         verdict: 'failure',
         status: 503,
+        reason: 'timeout',
         message: `tcp 127.0.0.1:${port} failed: timeout after 1000 ms waiting for connection`,
       });
     } finally {

@@ -13,6 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { injectManifests } from '../../src/manifest/inject.js';
+import { parseOriginalHeaders } from '../../src/original-headers.js';
 import { COMPANION_NAME, DEFAULT_IMAGE, INIT_NAME, WAIT_COMMAND } from '../../src/rewrite/companion.js';
 import { DEFAULT_CONTAINER_ANNOTATION } from '../../src/rewrite/default-container.js';
 import type { ClusterKnowledge } from '../../src/rewrite/placement.js';
@@ -29,6 +30,7 @@ import {
   probePath,
   TCP_PORT_HEADER,
 } from '../../src/scheme.js';
+import { headerRule } from '../../src/server/header-probes.js';
 import { parseProbeTable } from '../../src/table/parse.js';
 import { podSecurityViolations } from '../helpers/pod-security.js';
 
@@ -263,6 +265,37 @@ describe("every emitted table passes serve's validator and matches the rewritten
       const table = parseProbeTable(JSON.parse(json));
       const entries = PROBE_KINDS.flatMap((kind) => [...table[kind].keys()].map((name) => `${kind}/${name}`));
       expect(entries.sort()).toEqual(rewrittenProbes(spec).sort());
+    }
+  });
+});
+
+// docs/security.md: serve runs a header-driven request only when it names a table probe, and pipes TLS only with
+// --tls-passthrough. Every pod inject writes keeps to both: its header-driven probes name its table's probes, and
+// no probe speaks HTTPS to the companion, so no companion inject writes needs (or gets) the pipe.
+describe('every pod inject writes needs no more of the companion than its table: header probes named, no TLS', () => {
+  it.each(cases)('$name', ({ golden }) => {
+    for (const spec of podSpecs(read(golden))) {
+      const all = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
+      const companion = all.find((container) => container.name === COMPANION_NAME);
+      const json = companion?.env?.find((env) => env.name === PROBES_ENV)?.value;
+      if (json === undefined) continue;
+      expect(companion?.env?.map((env) => env.name)).not.toContain('OSM_HEALTHCHECK_TLS_PASSTHROUGH');
+      const rule = headerRule(parseProbeTable(JSON.parse(json)), undefined);
+      for (const container of all.filter((c) => c !== companion)) {
+        for (const kind of PROBE_KINDS) {
+          const httpGet = container[`${kind}Probe`]?.httpGet;
+          if (typeof httpGet?.port !== 'number' || !isCompanionPort(httpGet.port)) continue;
+          const at = `${container.name} ${kind}`;
+          expect(httpGet.scheme ?? 'HTTP', at).toBe('HTTP');
+          if (httpGet.path !== HEALTHCHECK_PATH) continue;
+          const names = Object.fromEntries(
+            (httpGet.httpHeaders ?? []).map((h) => [h.name.toLowerCase(), [h.value]]),
+          );
+          const parsed = parseOriginalHeaders(names);
+          if (!parsed.ok || parsed.target.type === 'self') continue;
+          expect(rule.resolve(parsed.target), at).toMatchObject({ ok: true });
+        }
+      }
     }
   });
 });

@@ -1,10 +1,10 @@
 // The companion end to end over real sockets: routes, status codes, header conventions, limits, drain.
 
-import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
+import { createServer as createHttpsServer } from 'node:https';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, httpApp, type Running, tcpApp } from '../helpers/apps.js';
-import { get, raw } from '../helpers/client.js';
+import { get, httpsBody, raw } from '../helpers/client.js';
 import { type Companion, startCompanion } from '../helpers/companion.js';
 import { BUSY_MACHINE_SLACK_MS } from '../helpers/deadline.js';
 import { makeTestCert } from '../helpers/tls.js';
@@ -153,11 +153,12 @@ describe('/osm-healthcheck', () => {
     },
   );
 
-  it('probes Original-Http-Port + Original-Http-Path with HTTP semantics', async () => {
-    const headers = { 'Original-Http-Port': String(web.port), 'Original-Http-Path': '/sick' };
+  it('runs the table probe Original-Http-Port + Original-Http-Path name, as that entry (its headers too)', async () => {
+    const headers = { 'Original-Http-Port': String(web.port), 'Original-Http-Path': '/live' };
     const answer = await get(companion.url('healthcheck', '/osm-healthcheck'), headers);
-    expect(answer.status).toBe(500);
-    expect(answer.body).toContain(`GET http://127.0.0.1:${web.port}/sick -> 500`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toContain(`GET http://127.0.0.1:${web.port}/live -> 200`);
+    expect(seen.at(-1)?.['x-probe']).toBe('1');
   });
 
   it.each([
@@ -194,7 +195,7 @@ describe('/osm-healthcheck', () => {
   it('refuses ports the table does not name with 403', async () => {
     const answer = await get(companion.url('healthcheck', '/osm-healthcheck'), { 'Original-Tcp-Port': '22' });
     expect(answer.status).toBe(403);
-    expect(answer.body).toContain('port 22 is not allowed; allowed ports:');
+    expect(answer.body).toContain("Original-Tcp-Port 22 is none of the probe table's probes; allowed:");
   });
 
   it.each([
@@ -286,7 +287,7 @@ describe('limits', () => {
   });
 });
 
-describe('TLS passthrough on 15901-15903', () => {
+describe('TLS passthrough on 15901-15903 (--tls-passthrough)', () => {
   it('tunnels a ClientHello to the kind HTTPS port and still serves plain HTTP there', async () => {
     const cert = makeTestCert();
     const tls = createHttpsServer({ key: cert.key, cert: cert.cert }, (req, res) =>
@@ -296,28 +297,10 @@ describe('TLS passthrough on 15901-15903', () => {
     const port = (tls.address() as { port: number }).port;
     const c = await startCompanion({
       table: { liveness: { app: { httpGet: { port, scheme: 'HTTPS', path: '/live' } } } },
+      tlsPassthrough: true,
     });
     try {
-      const body = await new Promise<string>((resolve, reject) => {
-        const req = httpsRequest(
-          {
-            host: '127.0.0.1',
-            port: c.ports.liveness,
-            path: '/live',
-            rejectUnauthorized: false,
-            agent: false,
-          },
-          (res) => {
-            let text = '';
-            res.on('data', (d) => {
-              text += d;
-            });
-            res.on('end', () => resolve(text));
-          },
-        );
-        req.on('error', reject);
-        req.end();
-      });
+      const body = await httpsBody(c.ports.liveness, '/live');
       expect(body).toBe('tls /live');
       const plain = await get(c.url('liveness', '/osm-liveness-probe/app'));
       expect(plain.status).toBe(200);

@@ -51,7 +51,11 @@ describe('GET /metrics', () => {
   beforeAll(async () => {
     holding = await holdingApp();
     companion = await startCompanion({
-      table: { liveness: { app: { httpGet: { port: holding.app.port }, timeoutSeconds: 5 } } },
+      table: {
+        liveness: { app: { httpGet: { port: holding.app.port }, timeoutSeconds: 5 } },
+        // The TCP header check below runs this entry: a header names only the table's own probes.
+        readiness: { app: { tcpSocket: { port: holding.app.port } } },
+      },
       maxProbesPerListener: 2,
     });
   });

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  allowedPorts,
-  passthroughPort,
-  pathsFor,
-  portTimeouts,
-  selectEntry,
-} from '../../src/server/routing.js';
+import { passthroughPort, pathsFor, selectEntry } from '../../src/server/routing.js';
 import { parseProbeTable } from '../../src/table/parse.js';
 
 const table = parseProbeTable({
@@ -63,26 +57,6 @@ describe('pathsFor', () => {
     { role: 'healthcheck', want: ['/osm-healthcheck', '/healthz', '/metrics'] },
   ] as const)('lists what $role serves', ({ role, want }) => {
     expect(pathsFor(role, table)).toEqual(want);
-  });
-});
-
-describe('allowedPorts', () => {
-  it('is the table ports when there is a table, whatever the flag says', () => {
-    expect([...(allowedPorts(table, new Set([1])) ?? [])].sort()).toEqual([8080, 8443, 9443]);
-  });
-  it('is the flag, or any, without a table', () => {
-    expect(allowedPorts(undefined, new Set([9]))).toEqual(new Set([9]));
-    expect(allowedPorts(undefined, undefined)).toBeUndefined();
-  });
-});
-
-describe('portTimeouts', () => {
-  it.each([
-    { port: 8080, want: 5 },
-    { port: 8443, want: 1 },
-    { port: 1234, want: 1 },
-  ])('port $port -> $want s', ({ port, want }) => {
-    expect(portTimeouts(table)(port)).toBe(want);
   });
 });
 

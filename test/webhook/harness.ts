@@ -57,7 +57,7 @@ export interface HarnessOptions {
   /** --companion-cpu-limit, canonical. */
   companionCpuLimit?: string;
   /** Another TLS source (self-managed), given the harness's logger; `cert` is then only the client's CA. */
-  tls?: (log: Logger) => TlsSource;
+  tls?: (log: Logger) => TlsSource | Promise<TlsSource>;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -85,7 +85,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const log = createLogger('debug', sink);
   const webhook = await startWebhook({
     tls:
-      options.tls?.(log) ??
+      (await options.tls?.(log)) ??
       (await fileTls(cert.certFile, cert.keyFile, log, { debounceMs: 50, pollMs: 250 })),
     port: 0,
     host: '127.0.0.1',

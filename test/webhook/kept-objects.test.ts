@@ -11,9 +11,9 @@ import {
   resourceQuotaObject,
   resourceQuotaStatus,
 } from '../../bench/cluster-objects.mjs';
-import { keptNamespace } from '../../src/webhook/namespace-policies.js';
-import { keptLimitRange, keptResourceQuota } from '../../src/webhook/namespace-rules.js';
-import { kubeletOf } from '../../src/webhook/node-kubelets.js';
+import { keptNamespace } from '../../src/cluster/namespace-policies.js';
+import { keptLimitRange, keptResourceQuota } from '../../src/cluster/namespace-rules.js';
+import { kubeletOf } from '../../src/cluster/node-kubelets.js';
 import type { KubeObject } from '../../src/webhook/reflector.js';
 
 type Json = Record<string, unknown>;

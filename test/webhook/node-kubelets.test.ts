@@ -1,16 +1,10 @@
-// The kubelets that may run a pod, as the webhook keeps them (src/webhook/node-kubelets.ts): of each node only its
+// The kubelets that may run a pod, as the webhook keeps them (src/webhook/node-kubelets.ts, from src/cluster/node-kubelets.ts): of each node only its
 // kubelet version; the pod's own node when it names one, else the oldest kubelet of the cluster; unknown rather than
 // a guess. The pure choices in tables, then the list and watch against the stand-in API server.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  kubeletOf,
-  type NodeKubelet,
-  type NodeKubelets,
-  nodeKubelet,
-  oldestKubelet,
-  watchNodeKubelets,
-} from '../../src/webhook/node-kubelets.js';
+import { kubeletOf, type NodeKubelet, nodeKubelet, oldestKubelet } from '../../src/cluster/node-kubelets.js';
+import { type NodeKubelets, watchNodeKubelets } from '../../src/webhook/node-kubelets.js';
 import { node } from '../helpers/kube-objects.js';
 import { CACHES_ONLY, type KubeStandin, startKubeStandin } from '../helpers/kube-standin.js';
 import { captureLog, type LogCapture } from '../helpers/log-capture.js';

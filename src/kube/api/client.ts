@@ -2,7 +2,7 @@
 // webhook, analyze and the tests call. No typed models: an object comes back as the API server wrote it, so a
 // field newer than this code still reaches whoever reads it.
 
-import { type ListPage, pageOf, type Reply, replyOf } from './reply.js';
+import { type ListPage, pageOf, type Refusal, type Reply, refusalOf, replyOf } from './reply.js';
 import { type ApiServer, send } from './transport.js';
 
 export interface ApiClient {
@@ -16,6 +16,8 @@ export interface ApiClient {
   list(path: string, metadataOnly?: boolean): Promise<ListPage>;
   post(path: string, body: unknown): Promise<Reply>;
   put(path: string, body: unknown): Promise<Reply>;
+  /** A GET of text (a pod's /metrics through the pod proxy), or the refusal. */
+  getText(path: string): Promise<{ ok: true; text: string } | Refusal>;
 }
 
 export interface ClientOptions {
@@ -40,6 +42,19 @@ export function apiClient(server: ApiServer, { timeoutMs, maxBytes, pageBytes }:
     get: (path) => object('GET', path),
     post: (path, body) => object('POST', path, body),
     put: (path, body) => object('PUT', path, body),
+    async getText(path) {
+      const answer = await send(server, {
+        method: 'GET',
+        path,
+        accept: 'text/plain, */*',
+        timeoutMs,
+        maxBytes,
+      });
+      const text = answer.bytes.toString('utf8');
+      return answer.status >= 200 && answer.status < 300
+        ? { ok: true, text }
+        : refusalOf(answer.status, text);
+    },
     async list(path, metadataOnly) {
       const accept = metadataOnly ? METADATA_LIST : undefined;
       const answer = await send(server, {

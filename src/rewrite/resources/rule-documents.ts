@@ -3,6 +3,7 @@
 // -o yaml`), each checked where admission reads it, and the knowledge one workload gets from them.
 
 import { describeValue } from '../../errors.js';
+import { isObject, type Json } from '../../json.js';
 import { parseQuantity } from '../../kube/quantity.js';
 import { type FieldPath, ManifestError } from '../manifest-error.js';
 import type { LimitRange, NamespaceRulesKnowledge, ResourceQuota } from './namespace-rules.js';
@@ -12,13 +13,8 @@ export interface NamespaceRuleSet {
   resourceQuotas: ResourceQuota[];
 }
 
-type Json = Record<string, unknown>;
 const RULE_KINDS = ['LimitRange', 'ResourceQuota'] as const;
 const LIMIT_FIELDS = ['min', 'max', 'default', 'defaultRequest', 'maxLimitRequestRatio'] as const;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A ResourceList, every value a quantity (the API server refuses the object otherwise). */
 function checkList(value: unknown, resource: string, path: FieldPath): void {

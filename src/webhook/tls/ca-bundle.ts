@@ -6,7 +6,7 @@ import type { TlsMaterial } from './secret.js';
 
 /** The fields of an admissionregistration.k8s.io/v1 MutatingWebhookConfiguration this module reads or writes. */
 export interface WebhookConfiguration {
-  metadata: { name: string; resourceVersion?: string };
+  metadata: { name: string; resourceVersion?: string; annotations?: Record<string, string> };
   webhooks?: Array<{ name?: string; clientConfig?: { caBundle?: string } & Record<string, unknown> }>;
 }
 

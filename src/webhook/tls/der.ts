@@ -1,5 +1,6 @@
-// A minimal DER (ITU-T X.690) writer: exactly the ASN.1 types an X.509 certificate needs, and nothing to read DER.
-// node:crypto makes and uses keys but cannot sign a certificate; these few encoders let x509.ts do it.
+// A minimal DER (ITU-T X.690) writer: exactly the ASN.1 types an X.509 certificate needs, and a reader of a
+// constructed value's elements, so a name can be copied as its certificate holds it. node:crypto makes and uses keys
+// but cannot sign a certificate; these few encoders let x509.ts do it.
 
 /** One encoded TLV: tag, definite length, contents. */
 function tlv(tag: number, contents: Buffer): Buffer {
@@ -59,4 +60,34 @@ export function time(date: Date): Buffer {
   return year < 2050
     ? tlv(0x17, Buffer.from(digits.slice(2), 'ascii'))
     : tlv(0x18, Buffer.from(digits, 'ascii'));
+}
+
+/**
+ * The elements of the constructed DER value at the start of `encoded`, each as its whole TLV, byte for byte.
+ * Throws on a truncated or indefinite-length encoding (DER has none): the input is a certificate we hold.
+ */
+export function elements(encoded: Buffer): Buffer[] {
+  const outer = header(encoded, 0);
+  const found: Buffer[] = [];
+  for (let at = outer.contentStart; at < outer.end; ) {
+    const inner = header(encoded, at);
+    if (inner.end > outer.end) throw new Error(`DER: an element at byte ${at} runs past its parent`);
+    found.push(encoded.subarray(at, inner.end));
+    at = inner.end;
+  }
+  return found;
+}
+
+/** Where the TLV at `at` keeps its contents, and where it ends. */
+function header(encoded: Buffer, at: number): { contentStart: number; end: number } {
+  const first = encoded[at + 1];
+  if (encoded[at] === undefined || first === undefined) throw new Error(`DER: no value at byte ${at}`);
+  if (first < 0x80) return { contentStart: at + 2, end: at + 2 + first };
+  const count = first & 0x7f;
+  if (count === 0 || count > 4) throw new Error(`DER: a length of ${count} bytes at byte ${at}`);
+  let length = 0;
+  for (let i = 0; i < count; i++) length = length * 256 + (encoded[at + 2 + i] ?? 0);
+  const contentStart = at + 2 + count;
+  if (contentStart + length > encoded.length) throw new Error(`DER: the value at byte ${at} is truncated`);
+  return { contentStart, end: contentStart + length };
 }

@@ -1,7 +1,8 @@
 // Self-managed TLS at run time: every `resyncMs` (sooner after a failure, with backoff) GET the Secret, take the
 // step rotation.ts decides, serve its certificate, and set the caBundle of every entry of the webhook's own
-// MutatingWebhookConfiguration when it differs. A periodic GET, not a watch: two small GETs a resync per replica
-// cost the API server nothing, and a GET cannot miss an event the way a dropped watch can.
+// MutatingWebhookConfiguration, and the public chain it serves (published-cert.ts), when either differs. A
+// periodic GET, not a watch: two small GETs a resync per replica cost the API server nothing, and a GET cannot miss
+// an event the way a dropped watch can.
 
 import { X509Certificate } from 'node:crypto';
 import { type Backoff, retryDelay } from '../../kube/api/backoff.js';
@@ -17,6 +18,7 @@ import {
   updateSecret,
   updateWebhookConfig,
 } from './kube-objects.js';
+import { withServingCert } from './published-cert.js';
 import { decideFor, materialAfter, type Policy } from './rotation.js';
 import { LABELS, readSecret, secretFor, type TlsMaterial } from './secret.js';
 
@@ -126,15 +128,24 @@ async function settleSecret(options: ReconcileOptions): Promise<TlsMaterial> {
   throw new Stuck(`${where} kept changing under us: ${ATTEMPTS} writes in a row lost to another writer`);
 }
 
-/** Sets the caBundle where it differs; keeps what the API server has as `state.config`. */
-async function settleBundle(options: ReconcileOptions, state: State, bundle: string): Promise<void> {
+/**
+ * Sets the caBundle, and the public chain of the certificate served (published-cert.ts), where either differs, in
+ * one update; keeps what the API server has as `state.config`.
+ */
+async function settleBundle(
+  options: ReconcileOptions,
+  state: State,
+  bundle: string,
+  servingCert: string,
+): Promise<void> {
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
     const got = await getWebhookConfig(options.api, options.webhookConfig);
     if (!got.ok) {
       if (got.status === 404) state.config = undefined;
       throw failed(got);
     }
-    const wanted = withBundle(got.body, bundle);
+    const bundled = withBundle(got.body, bundle);
+    const wanted = withServingCert(bundled ?? got.body, servingCert) ?? bundled;
     if (wanted === undefined) {
       state.config = got.body;
       return;
@@ -143,6 +154,10 @@ async function settleBundle(options: ReconcileOptions, state: State, bundle: str
     if (lostRace(written)) continue;
     if (!written.ok) throw failed(written);
     state.config = written.body;
+    if (bundled === undefined) {
+      options.log.info({ webhookConfiguration: options.webhookConfig }, 'serving certificate published');
+      return;
+    }
     options.events?.caBundleRepaired();
     options.log.info(
       { webhookConfiguration: options.webhookConfig, webhooks: wanted.webhooks?.length ?? 0 },
@@ -169,7 +184,7 @@ async function pass(options: ReconcileOptions, state: State): Promise<void> {
       'certificate loaded',
     );
   }
-  await settleBundle(options, state, bundleFor(material));
+  await settleBundle(options, state, bundleFor(material), material.serving.cert);
 }
 
 /** A change of problem logged once: in place, or why not. */

@@ -1,6 +1,6 @@
 // Makes the webhook's CA and serving certificates in-process: ECDSA P-256 keys from node:crypto, the certificate
 // body written with der.ts and signed with crypto.sign. Profile (RFC 5280), as Go's crypto/x509 in the API server
-// verifies it: v3, a random positive serial, the names as one UTF8String CN, SANs for the serving certificate (Go
+// verifies it: v3, a random positive serial, the names we write as one UTF8String CN (the issuer copied from the CA), SANs for the serving certificate (Go
 // ignores the CN), basicConstraints and keyUsage critical, SKI/AKI so a chain builds across CA rotations.
 
 import {
@@ -56,8 +56,9 @@ function pem(label: string, bytes: Buffer): string {
 }
 
 interface Body extends Validity {
-  subject: string;
-  issuer: string;
+  /** DER Names. */
+  subject: Buffer;
+  issuer: Buffer;
   publicKey: KeyObject;
   issuerKeyId: Buffer;
   extensions: Buffer[];
@@ -71,9 +72,9 @@ function certificate(body: Body, signer: KeyObject): string {
     der.explicit(0, der.smallInteger(2)),
     der.unsignedInteger(serial),
     ECDSA_SHA256,
-    name(body.issuer),
+    body.issuer,
     der.sequence(der.time(body.notBefore), der.time(body.notAfter)),
-    name(body.subject),
+    body.subject,
     body.publicKey.export({ type: 'spki', format: 'der' }),
     der.explicit(
       3,
@@ -101,8 +102,8 @@ export function mintCa(commonName: string, validity: Validity): Issued {
   const cert = certificate(
     {
       ...validity,
-      subject: commonName,
-      issuer: commonName,
+      subject: name(commonName),
+      issuer: name(commonName),
       publicKey,
       issuerKeyId: keyId(publicKey),
       extensions: [
@@ -116,12 +117,34 @@ export function mintCa(commonName: string, validity: Validity): Issued {
   return { cert, key: privatePem(privateKey) };
 }
 
-/** The CA's subject CN, which becomes the issuer of what it signs (mintCa writes exactly one CN). */
-function subjectCn(ca: X509Certificate): string {
-  const match = /^CN=(.+)$/.exec(ca.subject.trim());
-  if (match?.[1] === undefined)
-    throw new Error(`the CA's subject is not one CN: ${JSON.stringify(ca.subject)}`);
-  return match[1];
+/**
+ * The CA's subject exactly as its certificate encodes it: the issuer of what it signs. RFC 5280 7.1 and Go's
+ * crypto/x509 chain by comparing these bytes, so a re-encoded name (another string type, another order) may not match.
+ */
+export function subjectDer(ca: X509Certificate): Buffer {
+  // An explicit [0] version comes first in a v3 certificate; then serial, signature, issuer, validity, subject.
+  const fields = bodyFields(ca);
+  const subject = fields[fields[0]?.[0] === 0xa0 ? 5 : 4];
+  if (subject === undefined) throw new Error("the CA certificate's body has no subject");
+  return subject;
+}
+
+/** The CA's subjectKeyIdentifier as its certificate holds it (a CA from elsewhere may compute it otherwise). */
+function subjectKeyIdOf(ca: X509Certificate, key: KeyObject): Buffer {
+  const wrapped = bodyFields(ca).find((field) => field[0] === 0xa3);
+  const skiOid = der.oid(EXTENSION.subjectKeyId);
+  const found =
+    wrapped && der.elements(der.elements(wrapped)[0] ?? Buffer.alloc(0)).find((e) => e.includes(skiOid));
+  const value = found && der.elements(found).at(-1); // extnValue: OCTET STRING of the OCTET STRING keyIdentifier
+  const keyIdentifier =
+    value && der.elements(Buffer.concat([Buffer.from([0x30, value.length - 2]), value.subarray(2)]));
+  return keyIdentifier?.[0]?.subarray(2) ?? keyId(key);
+}
+
+function bodyFields(cert: X509Certificate): Buffer[] {
+  const [tbs] = der.elements(cert.raw);
+  if (tbs === undefined) throw new Error('the CA certificate has no body');
+  return der.elements(tbs);
 }
 
 /** A TLS server certificate for `dnsNames`, signed by `ca`. */
@@ -132,10 +155,10 @@ export function mintServing(dnsNames: readonly string[], validity: Validity, ca:
   const cert = certificate(
     {
       ...validity,
-      subject: dnsNames[0] ?? 'osm-healthcheck-webhook',
-      issuer: subjectCn(caCert),
+      subject: name(dnsNames[0] ?? 'osm-healthcheck-webhook'),
+      issuer: subjectDer(caCert),
       publicKey,
-      issuerKeyId: keyId(createPublicKey(ca.key)),
+      issuerKeyId: subjectKeyIdOf(caCert, createPublicKey(ca.key)),
       extensions: [
         extension(EXTENSION.basicConstraints, true, der.sequence()),
         // digitalSignature only (1000 0000, seven bits unused): an ECDSA key signs the handshake, encrypts nothing.

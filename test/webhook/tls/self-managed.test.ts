@@ -3,6 +3,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SERVING_CERT_ANNOTATION } from '../../../src/webhook/tls/published-cert.js';
 import { LABELS } from '../../../src/webhook/tls/secret.js';
 import { type KubeStandin, startKubeStandin, webhookConfiguration } from '../../helpers/kube-standin.js';
 import type { Harness } from '../harness.js';
@@ -52,6 +53,9 @@ async function allTrusted(of: Harness[]): Promise<string[]> {
 
 const secretCert = (): string =>
   Buffer.from(standin.secret(SECRET)?.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
+/** The certificate the webhook published on its configuration, for analyze. */
+const published = (): string | undefined =>
+  standin.config(CONFIG)?.metadata.annotations?.[SERVING_CERT_ANNOTATION];
 
 describe('self-managed TLS', () => {
   it('first start: creates the Secret, sets every caBundle, serves its certificate, then turns ready', async () => {
@@ -66,6 +70,10 @@ describe('self-managed TLS', () => {
     ]);
     expect(await allTrusted([replica])).toEqual([replica.webhook.keyPair().fingerprint]);
     expect(standin.log.filter((l) => l.startsWith('create secrets'))).toEqual(['create secrets 201']);
+    // The certificate it serves, public, beside the caBundle: written in the same update, no key in it.
+    expect(published()).toBe(secretCert());
+    expect(published()).not.toMatch(/PRIVATE KEY/);
+    expect(standin.log.filter((l) => l.startsWith('update mutatingwebhookconfigurations'))).toHaveLength(1);
     await replica.logLine((l) => l.msg === 'self-managed TLS in place');
     // The metrics: both certificates' expiry, the caBundle's first fill, no rotation (the throwaway is none).
     const metrics = await replica.metrics();
@@ -103,6 +111,8 @@ describe('self-managed TLS', () => {
     clock.now += 41_000;
     await expect.poll(() => replica.webhook.keyPair().fingerprint).not.toBe(first);
     expect(caBundles(standin)).toEqual(bundles);
+    // The caBundle stays; the published certificate follows the one served.
+    await expect.poll(published).toBe(replica.webhook.keyPair().cert);
     expect(await allTrusted([replica])).toEqual([replica.webhook.keyPair().fingerprint]);
     await replica.logLine((l) => l.msg === 'TLS secret written' && l.step === 'renew-serving');
     expect((await replica.metrics()).get('osm_healthcheck_webhook_certificate_rotations_total')).toBe(1);

@@ -2,13 +2,15 @@
 // by a real TLS handshake that trusts only the CA and checks the Service's name.
 
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mintCa, mintServing } from '../../../src/webhook/tls/x509.js';
+import { elements } from '../../../src/webhook/tls/der.js';
+import { mintCa, mintServing, subjectDer } from '../../../src/webhook/tls/x509.js';
 import { OPENSSL, skipWithout } from '../../helpers/system-tools.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'osm-hc-x509-'));
@@ -87,4 +89,42 @@ describe('x509', () => {
       server.close();
     }
   });
+
+  it.skipIf(NO_OPENSSL)(
+    "signed by a CA whose subject is no single UTF8String CN, the issuer is that subject's bytes as they are",
+    () => {
+      // openssl writes C as a PrintableString and puts three RDNs in order: a re-encoded name would differ.
+      const key = file('outside-ca.key', openssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout'));
+      const pem = openssl(
+        'req',
+        '-x509',
+        '-new',
+        '-key',
+        key,
+        '-subj',
+        '/C=DE/O=Example Org/CN=Outside CA',
+        '-days',
+        '2',
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      );
+      const outside = { cert: pem, key: openssl('pkey', '-in', key) };
+      const leaf = mintServing(names, validity, outside);
+      const caSubject = subjectDer(new X509Certificate(outside.cert));
+      expect(caSubject.includes(Buffer.from([0x13, 0x02, 0x44, 0x45]))).toBe(true); // PrintableString "DE"
+      const leafIssuer = issuerDer(new X509Certificate(leaf.cert));
+      expect(leafIssuer.equals(caSubject)).toBe(true);
+      expect(
+        openssl('verify', '-CAfile', file('outside-ca.crt', outside.cert), file('outside.crt', leaf.cert)),
+      ).toContain(': OK');
+    },
+  );
 });
+
+/** A v3 certificate's issuer bytes: version, serial and signature come before it in the body. */
+function issuerDer(cert: X509Certificate): Buffer {
+  const [tbs] = elements(cert.raw);
+  return elements(tbs ?? Buffer.alloc(0))[3] ?? Buffer.alloc(0);
+}

@@ -1,9 +1,9 @@
 // The flags inject and webhook both take about the companion (--placement and its alias --native-sidecar,
 // --companion-cpu-limit, --image), read by the same pure readers and refused in the same words.
 
-import { badFlagValue, flagValue } from '../flags.js';
-import { PLACEMENT_MODES, type PlacementMode, placementFlags } from '../rewrite/placement.js';
-import { readCompanionCpuLimit } from '../rewrite/resources/defaults.js';
+import { badFlagValue, flagValue } from './flags.js';
+import { PLACEMENT_MODES, type PlacementMode, placementFlags } from './rewrite/placement.js';
+import { readCompanionCpuLimit } from './rewrite/resources/defaults.js';
 
 /**
  * --placement, else its alias --native-sidecar, else auto; the two saying different things is an error. `field`
