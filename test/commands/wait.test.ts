@@ -55,7 +55,11 @@ interface Exit {
 }
 
 function startServe(env: NodeJS.ProcessEnv) {
-  return startCli(['serve'], { ...LOOPBACK, ...env }, (l) => String(l.msg).startsWith('serving') && l.ports !== undefined);
+  return startCli(
+    ['serve'],
+    { ...LOOPBACK, ...env },
+    (l) => String(l.msg).startsWith('serving') && l.ports !== undefined,
+  );
 }
 
 describe('wait against a real serve', () => {
