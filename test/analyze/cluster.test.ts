@@ -459,7 +459,7 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         // The webhook's flag as the chart writes it, on the running webhook and in its Deployment alike.
         const limit = ['--companion-cpu-limit', '0.5'];
         await webhook?.stop();
-        webhook = await startWebhook(env, cert, [`--image=${NEW_IMAGE}`, ...limit]);
+        webhook = await startWebhook(env, cert, [`--image=${NEW_IMAGE}`, '--tls-resync=1', ...limit]);
         await configure(webhook, cert.cert);
         await webhookDeployment(NEW_IMAGE, limit);
         await makeNamespace(env.admin, 'limited', INJECTION, []);
