@@ -35,8 +35,7 @@ function flagValue(args: readonly string[], flag: string): string | undefined {
   return found;
 }
 
-const envEntry = (container: Container, name: string) =>
-  asList(container.env).find((e) => e.name === name);
+const envEntry = (container: Container, name: string) => asList(container.env).find((e) => e.name === name);
 
 /**
  * Our companion serving without a table: osm-edge's or OSM's healthcheck container (`/osm-healthcheck`, which runs
@@ -60,7 +59,9 @@ function allowedPorts(container: Container): string | null {
   if (flag !== undefined) return flag;
   const env = envEntry(container, ALLOWED_ENV);
   if (env === undefined) return null;
-  return typeof env.value === 'string' ? env.value : `${ALLOWED_ENV} from ${Object.keys(asObject(env.valueFrom))[0] ?? 'elsewhere'}`;
+  return typeof env.value === 'string'
+    ? env.value
+    : `${ALLOWED_ENV} from ${Object.keys(asObject(env.valueFrom))[0] ?? 'elsewhere'}`;
 }
 
 /**
@@ -95,7 +96,13 @@ export function groupTableless(
   found: readonly TablelessCompanion[],
 ): void {
   for (const companion of found) {
-    const key = JSON.stringify([workload.namespace, workload.kind, workload.name, companion.container, companion.allowedPorts]);
+    const key = JSON.stringify([
+      workload.namespace,
+      workload.kind,
+      workload.name,
+      companion.container,
+      companion.allowedPorts,
+    ]);
     const group = groups.get(key);
     if (group === undefined) groups.set(key, { ...workload, ...companion, pods: [podName] });
     else group.pods.push(podName);

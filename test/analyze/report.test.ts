@@ -88,8 +88,22 @@ describe('formatTable', () => {
 
 describe('companions without a probe table', () => {
   const tableless = [
-    { namespace: 'bookstore', kind: 'Deployment', name: 'bookstore', container: 'osm-healthcheck', allowedPorts: null, pods: ['b-1', 'b-2'] },
-    { namespace: 'shop', kind: 'Pod', name: 'legacy', container: 'osm-healthcheck', allowedPorts: '8080,9000-9010', pods: ['legacy'] },
+    {
+      namespace: 'bookstore',
+      kind: 'Deployment',
+      name: 'bookstore',
+      container: 'osm-healthcheck',
+      allowedPorts: null,
+      pods: ['b-1', 'b-2'],
+    },
+    {
+      namespace: 'shop',
+      kind: 'Pod',
+      name: 'legacy',
+      container: 'osm-healthcheck',
+      allowedPorts: '8080,9000-9010',
+      pods: ['legacy'],
+    },
   ];
 
   it('a section by workload saying what any pod can have each probe, before the fixes; the verdict unchanged', () => {
