@@ -318,15 +318,15 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
       await bare('plain', 'elsewhere', appSpec());
       // osm-edge's pod whose healthcheck container runs our image (getHealthcheckContainerSpec): no probe table.
       const osmEdge = parseAllDocuments(readFileSync(OSM_EDGE_POD.what, 'utf8'))[0]?.toJS() as Json;
-      const osmSpec = { ...(osmEdge.spec as Json), serviceAccountName: 'default' } as { containers: Json[] };
-      osmSpec.containers.push({
+      const osmSpec: Json = { ...(osmEdge.spec as Json), serviceAccountName: 'default' };
+      (osmSpec.containers as Json[]).push({
         name: 'osm-healthcheck',
         image: OLD_IMAGE,
         command: ['/osm-healthcheck'],
         args: ['--verbosity', 'info'],
         ports: [{ containerPort: 15904 }],
       });
-      await bare('plain', 'bookstore', osmSpec as unknown as Json);
+      await bare('plain', 'bookstore', osmSpec);
     }, 240_000);
 
     afterAll(async () => {
