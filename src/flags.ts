@@ -92,11 +92,15 @@ export function flagOrEnv(flag: string | undefined, envName: string): string | u
 export function flagOrEnvBoolean(flag: boolean | undefined, envName: string): boolean {
   if (flag !== undefined) return flag;
   const text = flagOrEnv(undefined, envName);
-  if (text === undefined) return false;
+  return text === undefined ? false : parseBoolean(text, `env ${envName}`);
+}
+
+/** A boolean variable's text (true/false/1/0, any case), refused as `from` otherwise. */
+export function parseBoolean(text: string, from: string): boolean {
   const value = text.trim().toLowerCase();
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;
-  throw badFlagValue(`env ${envName}`, text, 'true or false');
+  throw badFlagValue(from, text, 'true or false');
 }
 
 /** How a usage error names a value flagOrEnv read: `flag` when it was given, else `env envName`. */

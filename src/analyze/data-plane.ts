@@ -29,6 +29,7 @@ import { asObject, nameOf, namespaceOf } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
 import { type LabelSelector, matchesSelector } from './label-selector.js';
 import { eachItem } from './paged-list.js';
+import { groupTableless, sortedTableless, type TablelessGroup, tablelessCompanions } from './tableless.js';
 import type { WebhookSettings } from './webhook-settings.js';
 import { controllerOf, fixCommand, type Owner, ownerKey, type Workload, workloadOf } from './workloads.js';
 
@@ -62,6 +63,8 @@ export interface DataPlane {
   /** Pods that ended (Succeeded, Failed) or are being deleted: nothing to inject or restart. */
   finished: number;
   checks: Check[];
+  /** Workloads whose companion serves without a probe table (tableless.ts): listed, never needing action. */
+  tableless: TablelessGroup[];
 }
 
 export interface DataPlaneInputs {
@@ -71,6 +74,8 @@ export interface DataPlaneInputs {
   selectors: Selectors;
   settings: WebhookSettings;
   current: Current;
+  /** The images that are ours, by repository: the webhook's --image and this release's default. */
+  ourImages: readonly string[];
   /** The API server's version. */
   serverVersion: ServerVersion;
   /** Nodes are read this many to a page: a node object carries its images. */
@@ -128,6 +133,7 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     counts: grouped.counts,
     finished: grouped.finished(),
     checks,
+    tableless: sortedTableless(grouped.tableless),
   };
 }
 
@@ -201,6 +207,7 @@ function podGroups(
   optionsFor: (namespace: string) => RewriteOptions,
 ) {
   const groups = new Map<string, Group>();
+  const tableless = new Map<string, TablelessGroup>();
   const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<ClassName, number>;
   let finished = 0;
   const keep = (pod: Json) => {
@@ -213,6 +220,10 @@ function podGroups(
     const ns = namespaceOf(pod);
     const seen = namespaces.get(ns);
     if (seen === undefined) return;
+    const name = nameOf(pod);
+    const workload = workloadOf(ns, name, controllerOf(pod), parents);
+    // In any namespace in scope: osm-edge's own pods are not labelled for our webhook.
+    groupTableless(tableless, workload, name, tablelessCompanions(pod, inputs.ourImages));
     const found: PodClass = classifyPod(pod, {
       current: inputs.current,
       selected: {
@@ -224,8 +235,6 @@ function podGroups(
     // Outside the labelled namespaces only our own companions are news (inject's output applied there).
     if (!seen.selected && !['covered', 'stale', 'failing'].includes(found.class)) return;
     counts[found.class]++;
-    const name = nameOf(pod);
-    const workload = workloadOf(ns, name, controllerOf(pod), parents);
     const reason = found.class === 'untouched' ? found.reason : undefined;
     const key = `${ns}/${workload.kind}/${workload.name}/${found.class}/${reason ?? ''}`;
     const group = groups.get(key);
@@ -242,7 +251,7 @@ function podGroups(
       needsAction: needsAction(found),
     });
   };
-  return { keep, groups, counts, finished: () => finished };
+  return { keep, groups, tableless, counts, finished: () => finished };
 }
 
 /** By namespace, class, kind and name, each with its pods sorted and the command that fixes it. */
@@ -264,5 +273,5 @@ function sortedGroups(groups: ReadonlyMap<string, Group>): Group[] {
 
 function empty(checks: Check[]): DataPlane {
   const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<ClassName, number>;
-  return { namespaces: [], groups: [], counts, finished: 0, checks };
+  return { namespaces: [], groups: [], counts, finished: 0, checks, tableless: [] };
 }

@@ -5,6 +5,7 @@
 import type { Check } from './checks.js';
 import type { ClassName } from './classify.js';
 import type { Group, NamespaceView } from './data-plane.js';
+import { reachOf, type TablelessGroup } from './tableless.js';
 
 export interface Report {
   cluster: { server: string; context: string; version: string };
@@ -18,6 +19,8 @@ export interface Report {
   finished: number;
   groups: Group[];
   needsAction: boolean;
+  /** Companions serving without a probe table, by workload: osm-edge's contract, so never in needsAction. */
+  tableless: TablelessGroup[];
 }
 
 /** Nothing needs action: no failed check, no pod that is stale, uncovered, failing or unreadable to the webhook. */
@@ -76,6 +79,7 @@ export function formatTable(report: Report, showCovered: boolean): string {
     ]);
     lines.push('', ...table([['NAMESPACE', 'WORKLOAD', 'PODS', 'CLASS', 'WHY'], ...rows]));
   }
+  lines.push(...tablelessSection(report.tableless));
   const fixes = report.groups.filter((g) => g.needsAction);
   if (fixes.length > 0) {
     lines.push(
@@ -92,6 +96,23 @@ export function formatTable(report: Report, showCovered: boolean): string {
       : 'Nothing needs action.',
   );
   return `${lines.join('\n')}\n`;
+}
+
+/** What any pod can have these companions probe: shown, not counted as action (docs/analyze.md#output). */
+function tablelessSection(groups: readonly TablelessGroup[]): string[] {
+  if (groups.length === 0) return [];
+  const rows = groups.map((g) => [
+    g.namespace,
+    `${g.kind}/${g.name}`,
+    String(g.pods.length),
+    g.container,
+    reachOf(g.allowedPorts),
+  ]);
+  return [
+    '',
+    "COMPANIONS WITHOUT A PROBE TABLE (osm-edge's contract: any pod can have them probe these ports on the pod's address)",
+    ...table([['NAMESPACE', 'WORKLOAD', 'PODS', 'CONTAINER', 'REACHES'], ...rows]),
+  ];
 }
 
 export function formatJson(report: Report): string {

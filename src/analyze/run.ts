@@ -2,6 +2,7 @@
 // should be; does the API server really call it (the dry run, which also says what a pod created now gets); and
 // then every pod it sees, in its class.
 
+import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { RECORD_VERSION } from '../rewrite/record.js';
 import { type Check, forbidden } from './checks.js';
 import { readServerVersion } from './cluster-reads.js';
@@ -73,6 +74,7 @@ export async function analyzeCluster(client: ClusterClient, options: AnalyzeOpti
     selectors: { namespace: install.namespaceSelector, object: install.objectSelector },
     settings: current.image === null ? settings : { ...settings, image: current.image },
     current: { image: current.image ?? undefined, version: current.version },
+    ourImages: [DEFAULT_IMAGE, settings.image, ...(current.image === null ? [] : [current.image])],
     serverVersion,
   });
   checks.push(...plane.checks);
@@ -86,6 +88,7 @@ export async function analyzeCluster(client: ClusterClient, options: AnalyzeOpti
     finished: plane.finished,
     groups: plane.groups,
     needsAction: reportNeedsAction(checks, plane.groups),
+    tableless: plane.tableless,
   };
 }
 

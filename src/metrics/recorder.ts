@@ -25,7 +25,7 @@ export const HEADER_CHECK_OUTCOMES = [
   'unwrapped',
   /** Missing, repeated or malformed `Original-*` headers, or a wrap naming none of the probe paths: 400. */
   'invalid',
-  /** A port outside the table / `--allowed-ports`: 403. */
+  /** 403: with a table, no table probe of that port (and path); without one, a port outside `--allowed-ports`. */
   'port_not_allowed',
 ] as const;
 export type HeaderCheckOutcome = (typeof HEADER_CHECK_OUTCOMES)[number];

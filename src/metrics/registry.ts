@@ -84,7 +84,7 @@ export function createExposition(recorder: Recorder, options: ExpositionOptions)
   });
   counter(
     'header_checks_total',
-    'Requests on /osm-healthcheck by outcome: tcp, http, unwrapped (run), invalid (400), port_not_allowed (403).',
+    'Requests on /osm-healthcheck by outcome: tcp, http, unwrapped (run), invalid (400), port_not_allowed (403: not a table probe, or a port outside --allowed-ports).',
     ['outcome'],
     () => recorder.headerCheckOutcomes(),
   );

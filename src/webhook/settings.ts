@@ -4,7 +4,7 @@
 
 import { cpuLimitOf, imageOf, placementOf } from '../companion-flags.js';
 import { UsageError } from '../errors.js';
-import { badFlagValue, noArguments, parseFlags } from '../flags.js';
+import { badFlagValue, noArguments, parseBoolean, parseFlags } from '../flags.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import type { PlacementMode } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityLevel, parseLevel } from '../rewrite/pod-security.js';
@@ -54,13 +54,6 @@ export interface Given {
 export type WebhookArgs = (flag: WebhookFlag) => Given | undefined;
 
 export type Environment = Readonly<Record<string, string | undefined>>;
-
-function parseBoolean(text: string, from: string): boolean {
-  const value = text.trim().toLowerCase();
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  throw badFlagValue(from, text, 'true or false');
-}
 
 /** Reads `argv` (no subcommand) and `env` with the table; a flag the table lacks is a usage error. */
 export function webhookArgs(argv: readonly string[], env: Environment): WebhookArgs {

@@ -36,6 +36,10 @@ const NEW_IMAGE = 'registry.example.com/osm-healthcheck:envtest';
 const INJECTION = { 'osm-healthcheck-injection': 'enabled' };
 const CONFIG = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
 const GOLDENS = join(import.meta.dirname, '..', '..', '..', 'shared', 'mesh-goldens');
+const OSM_EDGE_POD = file(
+  join(GOLDENS, 'osm-edge', 'bookstore-http.v1.3.9.injected.yaml'),
+  'osm-edge-injected pods (../shared/mesh-goldens)',
+);
 const ISTIO_POD = file(
   join(GOLDENS, 'istio', 'hello-probes.yaml.injected'),
   'Istio-injected pods (../shared/mesh-goldens)',
@@ -56,6 +60,14 @@ interface Report {
     fix?: string;
   }[];
   needsAction: boolean;
+  tableless: {
+    namespace: string;
+    kind: string;
+    name: string;
+    container: string;
+    allowedPorts: string | null;
+    pods: string[];
+  }[];
 }
 
 /** A pod the way a meshed app's is written: one container, probes the companion answers. */
@@ -79,6 +91,7 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
     const skip = skipWithout(`analyze against a real kube-apiserver ${server.version}`, [
       ...envtestNeeds(server),
       ISTIO_POD,
+      OSM_EDGE_POD,
     ]);
     const meshPod = server.minor >= 29;
     let env: Envtest;
@@ -303,6 +316,17 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
       }
       // Outside the labelled namespaces nothing is news, unless it carries our companion.
       await bare('plain', 'elsewhere', appSpec());
+      // osm-edge's pod whose healthcheck container runs our image (getHealthcheckContainerSpec): no probe table.
+      const osmEdge = parseAllDocuments(readFileSync(OSM_EDGE_POD.what, 'utf8'))[0]?.toJS() as Json;
+      const osmSpec: Json = { ...(osmEdge.spec as Json), serviceAccountName: 'default' };
+      (osmSpec.containers as Json[]).push({
+        name: 'osm-healthcheck',
+        image: OLD_IMAGE,
+        command: ['/osm-healthcheck'],
+        args: ['--verbosity', 'info'],
+        ports: [{ containerPort: 15904 }],
+      });
+      await bare('plain', 'bookstore', osmSpec);
     }, 240_000);
 
     afterAll(async () => {
@@ -348,6 +372,18 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         if (meshPod)
           expect(byName.get('Pod/istio-hello')).toMatchObject({ class: 'untouched', reason: 'mesh-probed' });
         expect(byName.has('Pod/elsewhere')).toBe(false);
+        expect(byName.has('Pod/bookstore')).toBe(false);
+        // osm-edge's healthcheck container on our image (an older tag): listed, not counted, not needing action.
+        expect(report.tableless).toEqual([
+          {
+            namespace: 'plain',
+            kind: 'Pod',
+            name: 'bookstore',
+            container: 'osm-healthcheck',
+            allowedPorts: null,
+            pods: ['bookstore'],
+          },
+        ]);
         expect(report.counts).toEqual({
           covered: 2,
           stale: 2,
@@ -392,6 +428,7 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         const fixes = stdout.slice(stdout.indexOf('TO FIX'));
         expect(fixes).toContain('kubectl -n shop rollout restart deployment/legacy');
         expect(fixes).toContain('kubectl -n shop rollout restart deployment/web');
+        expect(stdout).toMatch(/^plain +Pod\/bookstore +1 +osm-healthcheck +any port, any path$/m);
         expect(stdout.trimEnd().split('\n').at(-1)).toBe('Needs action: 6 pods to restart or look at.');
       });
 
@@ -459,7 +496,7 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         // The webhook's flag as the chart writes it, on the running webhook and in its Deployment alike.
         const limit = ['--companion-cpu-limit', '0.5'];
         await webhook?.stop();
-        webhook = await startWebhook(env, cert, [`--image=${NEW_IMAGE}`, ...limit]);
+        webhook = await startWebhook(env, cert, [`--image=${NEW_IMAGE}`, '--tls-resync=1', ...limit]);
         await configure(webhook, cert.cert);
         await webhookDeployment(NEW_IMAGE, limit);
         await makeNamespace(env.admin, 'limited', INJECTION, []);

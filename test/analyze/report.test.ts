@@ -46,6 +46,7 @@ const REPORT: Report = {
     }),
   ],
   needsAction: true,
+  tableless: [],
 };
 
 describe('formatTable', () => {
@@ -82,6 +83,51 @@ describe('formatTable', () => {
     expect(formatTable({ ...calm, namespaces: [] }, false)).toContain(
       'NAMESPACES  none labelled for injection in all namespaces',
     );
+  });
+});
+
+describe('companions without a probe table', () => {
+  const tableless = [
+    {
+      namespace: 'bookstore',
+      kind: 'Deployment',
+      name: 'bookstore',
+      container: 'osm-healthcheck',
+      allowedPorts: null,
+      pods: ['b-1', 'b-2'],
+    },
+    {
+      namespace: 'shop',
+      kind: 'Pod',
+      name: 'legacy',
+      container: 'osm-healthcheck',
+      allowedPorts: '8080,9000-9010',
+      pods: ['legacy'],
+    },
+  ];
+
+  it('a section by workload saying what any pod can have each probe, before the fixes; the verdict unchanged', () => {
+    const text = formatTable({ ...REPORT, tableless }, false);
+    const lines = text.split('\n');
+    const at = lines.indexOf(
+      "COMPANIONS WITHOUT A PROBE TABLE (osm-edge's contract: any pod can have them probe these ports on the pod's address)",
+    );
+    expect(at).toBeGreaterThan(lines.indexOf('NAMESPACE  WORKLOAD        PODS  CLASS      WHY'));
+    expect(lines.slice(at + 1, at + 4)).toEqual([
+      'NAMESPACE  WORKLOAD              PODS  CONTAINER        REACHES',
+      'bookstore  Deployment/bookstore  2     osm-healthcheck  any port, any path',
+      'shop       Pod/legacy            1     osm-healthcheck  ports 8080,9000-9010 (--allowed-ports), any path',
+    ]);
+    expect(lines[at + 5]).toBe('TO FIX (1 workload, 2 pods):');
+    const calm = { ...REPORT, groups: [group({})], checks: [], needsAction: false, tableless };
+    expect(formatTable(calm, false).trimEnd().split('\n').at(-1)).toBe('Nothing needs action.');
+  });
+
+  it('none: no section; JSON carries them as they are, after every other field', () => {
+    expect(formatTable(REPORT, false)).not.toContain('WITHOUT A PROBE TABLE');
+    const json = formatJson({ ...REPORT, tableless });
+    expect(JSON.parse(json).tableless).toEqual(tableless);
+    expect(Object.keys(JSON.parse(json)).at(-1)).toBe('tableless');
   });
 });
 

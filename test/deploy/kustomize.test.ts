@@ -153,7 +153,7 @@ describe.skipIf(skipWithoutKubectl('deploy/webhook render tests'))(
       expect(serving.spec.secretName).not.toBe('osm-healthcheck-webhook-tls');
     });
 
-    it('cert-manager: the webhook serves the files of that Secret, with no RBAC but the namespace watch, and no self-managed flags', () => {
+    it('cert-manager: the webhook serves the files of that Secret, with no RBAC but the watches and its own configuration (to publish the chain it serves), and no self-managed flags', () => {
       const pod = find(certManager, 'Deployment')?.spec.template.spec;
       const container = webhookContainer(certManager);
       const mount = container.volumeMounts.find((m: Manifest) => m.name === 'tls');
@@ -172,13 +172,19 @@ describe.skipIf(skipWithoutKubectl('deploy/webhook render tests'))(
           (arg, i) => !selfManaged.includes(arg) && !selfManaged.includes(baseArgs[i - 1] ?? ''),
         ),
       );
-      // Pod Security levels, namespace rules and kubelet versions still come from watches; nothing of the Secret or
-      // the caBundle.
+      // Pod Security levels, namespace rules and kubelet versions still come from watches; nothing of the Secret.
+      // Its own configuration, by name, to publish the certificate chain it serves (analyze reads no Secret).
       expect(certManager.filter((o) => /Role/.test(o.kind)).map((o) => o.kind)).toEqual([
         'ClusterRole',
         'ClusterRoleBinding',
       ]);
       expect(find(certManager, 'ClusterRole')?.rules).toEqual([
+        {
+          apiGroups: ['admissionregistration.k8s.io'],
+          resources: ['mutatingwebhookconfigurations'],
+          resourceNames: ['osm-healthcheck'],
+          verbs: ['get', 'update'],
+        },
         { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
         { apiGroups: [''], resources: ['limitranges', 'resourcequotas'], verbs: ['list', 'watch'] },
         { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
