@@ -2,12 +2,8 @@
 // list, or a refusal (the Status it sent: its reason and message). Pure: status and bytes in, a value out.
 
 import { briefMessage } from '../../errors.js';
+import { isObject, type Json } from '../../json.js';
 import { splitList } from './list-items.js';
-
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A refusal: the HTTP status, the Status's reason (`Forbidden`; else `HTTP 403`) and message. */
 export interface Refusal {

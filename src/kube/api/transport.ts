@@ -15,8 +15,11 @@ export interface ApiServer {
   authorise: Authorise;
 }
 
+/** The verbs some caller uses: the webhook and analyze read, create and replace; the tests also delete. */
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
 export interface Exchange {
-  method: 'GET' | 'POST' | 'PUT';
+  method: Method;
   /** The path and query. */
   path: string;
   body?: unknown;
