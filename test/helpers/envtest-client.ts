@@ -20,6 +20,18 @@ export type DryRun =
 /** Larger than anything a test writes or lists in one request. */
 const MAX_BYTES = 64 * 1024 * 1024;
 
+/** The API server at `url`, verified with `ca`, as the user whose token this is. */
+export function bearer(url: string, ca: string, token: string): ApiServer {
+  return {
+    url,
+    async authorise(options) {
+      options.ca = ca;
+      options.agent = false;
+      options.headers = { ...options.headers, authorization: `Bearer ${token}` };
+    },
+  };
+}
+
 /** A user of the test's API server, by bearer token; every request goes through src/kube/api's one transport. */
 export class KubeClient {
   private readonly server: ApiServer;
@@ -29,14 +41,7 @@ export class KubeClient {
     ca: string,
     token: string,
   ) {
-    this.server = {
-      url,
-      async authorise(options) {
-        options.ca = ca;
-        options.agent = false;
-        options.headers = { ...options.headers, authorization: `Bearer ${token}` };
-      },
-    };
+    this.server = bearer(url, ca, token);
   }
 
   /** Any status is a reply; a body that is no JSON object comes back as `{ text }`. */

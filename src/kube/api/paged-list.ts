@@ -27,6 +27,12 @@ export interface ListOptions {
   restart?: () => void;
 }
 
+/**
+ * How often a list whose continue token expired is read again before its 410 is the answer: an expiry needs the
+ * API server's history compacted past the list while it is read, which a sound cluster does every 5 minutes.
+ */
+export const RELISTS = 3;
+
 /** `namespace/name`: where an item lies in the API server's key order. */
 const keyOf = (item: Json): string => {
   const metadata = (item.metadata ?? {}) as { namespace?: unknown; name?: unknown };
@@ -52,9 +58,14 @@ export async function eachItem(
   /** The last item handed on, while a list that lost its place resumes after it. */
   let last: string | undefined;
   let skipUntil: string | undefined;
+  let relists = 0;
   for (;;) {
     const page = await client.list(pagePath(path, limit, token), metadataOnly);
     if (!page.ok && page.status === 410 && token !== undefined) {
+      if (relists === RELISTS) {
+        return { ...page, message: `${page.message} (listed again ${RELISTS} times, expired each time)` };
+      }
+      relists++;
       token = undefined;
       if (restart === undefined) skipUntil = last;
       else {
