@@ -63,8 +63,17 @@ function findCycles(graph: Graph): string[][] {
 
 const isCommandLayer = (file: string) => file === 'cli.ts' || file.startsWith('commands/');
 
-/** The rooms src/kube/ (Kubernetes' own arithmetic) sits below: it may import none of them. */
-const ABOVE_KUBE = ['rewrite/', 'webhook/', 'server/', 'commands/'];
+/**
+ * The rooms src/kube/ (Kubernetes' own arithmetic, and kube/api/: the one client of the API server) sits below: it
+ * may import none of them.
+ */
+const ABOVE_KUBE = ['rewrite/', 'cluster/', 'webhook/', 'analyze/', 'server/', 'commands/'];
+
+/**
+ * The files that may open an HTTP(S) request of their own, each for a peer that is no API server: the probes (the
+ * app), the companion's GET (wait, check) and Prometheus. Every request to the API server goes through kube/api/.
+ */
+const OWN_REQUESTS = ['analyze/probes/prometheus-client.ts', 'bounded-get.ts', 'probe/http.ts'];
 
 /** The rooms src/cluster/ (what is known of a cluster, for a rewrite) sits below: the webhook and analyze share it. */
 const ABOVE_CLUSTER = ['webhook/', 'analyze/', 'server/', 'commands/'];
@@ -111,6 +120,18 @@ describe('the import graph of src/', () => {
     expect([...graph].filter(([, targets]) => targets.includes('cli.ts')).map(([file]) => file)).toEqual([]);
   });
 
+  it('has one way to the API server: kube/api/, whose kubeconfig reader alone takes client-node', () => {
+    const requesters = sourceFiles(SRC)
+      .filter((file) => !relative(SRC, file).startsWith('kube/api/') && opensRequests(file))
+      .map((file) => relative(SRC, file));
+    expect(requesters.sort()).toEqual(OWN_REQUESTS);
+    const clientNode = sourceFiles(SRC).filter((file) =>
+      readFileSync(file, 'utf8').includes("from '@kubernetes/client-node"),
+    );
+    expect(clientNode.map((file) => relative(SRC, file))).toEqual(['kube/api/kubeconfig.ts']);
+    expect([...graph.keys()]).toEqual(expect.arrayContaining(['kube/api/transport.ts', 'kube/api/watch.ts']));
+  });
+
   it("keeps kube/ (quantities, a pod's resources as the API server adds them) below rewrite/, webhook/, server/ and commands/", () => {
     const kube = [...graph].filter(([file]) => file.startsWith('kube/'));
     expect(kube.map(([file]) => file)).toEqual(
@@ -124,6 +145,20 @@ describe('the import graph of src/', () => {
     expect(upwards).toEqual([]);
   });
 });
+
+/** Whether `file` imports what opens a request (node:http(s)'s request or get, node:http2's connect), or all of it. */
+function opensRequests(file: string): boolean {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
+  return source.statements.some((statement) => {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) return false;
+    if (!/^node:(https?|http2)$/.test(statement.moduleSpecifier.text)) return false;
+    const bindings = statement.importClause?.namedBindings;
+    if (bindings === undefined || ts.isNamespaceImport(bindings)) return true;
+    return bindings.elements.some((element) =>
+      ['request', 'get', 'connect'].includes((element.propertyName ?? element.name).text),
+    );
+  });
+}
 
 /** The one thing rewrite/ may take from the yaml library: parsing an annotation's value (Kuma's YAML config). */
 const REWRITE_YAML_IMPORTS = ['parse'];

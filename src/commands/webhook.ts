@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { describeValue } from '../errors.js';
 import { badFlagValue, usageError } from '../flags.js';
+import { inClusterClient, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../kube/api/in-cluster.js';
+import { fetchVersion } from '../kube/api/version.js';
 import { createLogger, LOG_LEVELS, type Logger } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { PLACEMENT_MODES } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS } from '../rewrite/pod-security.js';
 import { MUTATE_PATH } from '../webhook/app.js';
-import { fetchVersion, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../webhook/kube-api.js';
 import {
   DEFAULT_TIMEOUT_SECONDS,
   type RunningWebhook,
@@ -168,7 +169,7 @@ function clusterVersionOf(
         ? Promise.reject(
             new Error('no API server to ask: KUBERNETES_SERVICE_HOST is not set and --kube-api is not given'),
           )
-        : fetchVersion(api, VERSION_TIMEOUT_MS),
+        : fetchVersion(inClusterClient(api, VERSION_TIMEOUT_MS)),
   };
 }
 

@@ -3,6 +3,7 @@
 
 import type { Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
+import { listenOn } from '../listen-address.js';
 import type { Logger } from '../log.js';
 import { LISTENER_ROLES, type ListenerRole } from '../scheme.js';
 import { byFirstByte, tunnel } from './tls-passthrough.js';
@@ -63,7 +64,7 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
       const server = createServer({ noDelay: true }, onConnection(role));
       server.maxConnections = MAX_CONNECTIONS_PER_PORT;
       servers.push(server);
-      ports[role] = await bind(server, options.ports[role], options.host);
+      ports[role] = await listenOn(server, options.ports[role], options.host);
     }
   } catch (err) {
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
@@ -94,26 +95,4 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
       }
     },
   };
-}
-
-/** Listens on `host` or, by default, on `::` (dual stack), falling back to 0.0.0.0 where IPv6 is off. */
-async function bind(server: Server, port: number, host: string | undefined): Promise<number> {
-  const attempt = (h: string) =>
-    new Promise<number>((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      server.once('error', onError);
-      server.listen({ port, host: h, ipv6Only: false }, () => {
-        server.off('error', onError);
-        const address = server.address();
-        resolve(typeof address === 'object' && address !== null ? address.port : port);
-      });
-    });
-  if (host !== undefined) return attempt(host);
-  try {
-    return await attempt('::');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw err;
-    return attempt('0.0.0.0');
-  }
 }

@@ -3,21 +3,10 @@
 // Once known it is kept: an API server is only ever upgraded in place, and a stale (older) version only means a
 // companion placed first where a native sidecar would have been allowed.
 
+import { BACKOFF, type Backoff, retryDelay } from '../kube/api/backoff.js';
 import { formatVersion, type KubeVersion } from '../kube-version.js';
 import type { Logger } from '../log.js';
 import { type ClusterKnowledge, hasNativeSidecars } from '../rewrite/placement.js';
-
-export interface Backoff {
-  firstMs: number;
-  maxMs: number;
-}
-
-export const BACKOFF: Backoff = { firstMs: 1_000, maxMs: 60_000 };
-
-/** Before retry number `failures` (1 after the first failure): doubling from firstMs, at most maxMs. */
-export function retryDelay(backoff: Backoff, failures: number): number {
-  return Math.min(backoff.maxMs, backoff.firstMs * 2 ** Math.max(0, failures - 1));
-}
 
 export interface ClusterVersionOptions {
   fetch: () => Promise<KubeVersion>;

@@ -4,12 +4,14 @@
 // works (delivers an event, or runs until the API server ends it), so a watch that keeps failing is not retried
 // every second. Only what `keep` takes of each object is stored: node objects are large, their kubelet version small.
 
+import { BACKOFF, type Backoff, retryDelay } from '../kube/api/backoff.js';
+import { inClusterClient, type KubeApi, serviceAccount } from '../kube/api/in-cluster.js';
+import { eachItem } from '../kube/api/paged-list.js';
+import type { Refusal } from '../kube/api/reply.js';
+import { type KubeObject, watch } from '../kube/api/watch.js';
 import type { Logger } from '../log.js';
-import { BACKOFF, type Backoff, retryDelay } from './cluster-version.js';
-import { type KubeApi, kubeRequest } from './kube-api.js';
-import { type KubeObject, parseObject, statusLine, watchOnce } from './watch-stream.js';
 
-export type { KubeObject } from './watch-stream.js';
+export type { KubeObject } from '../kube/api/watch.js';
 
 /**
  * Signs of life of a collection, for the metrics: a complete list, an event (bookmarks too), and a watch the API
@@ -45,7 +47,7 @@ export interface ReflectorOptions<T> extends WatchOptions {
   /** What admissions miss while it was never listed, and while its watch is down: for the warning lines. */
   unlisted: string;
   lagging: string;
-  /** Objects per list page: fewer for large objects (nodes), so a page stays well under LIST_BYTES. */
+  /** Objects per list page: fewer for large objects (nodes), so a page stays well under the client's page bound. */
   pageSize?: number;
 }
 
@@ -64,14 +66,15 @@ export interface Reflector<T> {
 
 const PAGE = 100;
 const LIST_TIMEOUT_MS = 10_000;
-/** A page of 50 nodes of 80 KB (many images, many volumes) fits; the page is dropped once read. */
-const LIST_BYTES = 8 * 1024 * 1024;
 const WATCH_SECONDS = 300;
 /** A watch ending sooner than this without an event is a failure (a proxy in the way), not its course run. */
 const AT_ONCE_MS = 1000;
 
 /** 410 Gone: the resourceVersion is older than the API server keeps; only a new list helps. */
 class Expired extends Error {}
+
+/** `answered 403: <the API server's message>`. */
+const answered = (refusal: Refusal) => `answered ${refusal.status}: ${refusal.message}`;
 
 const identity = (object: KubeObject): [string, string] | undefined => {
   const name = object.metadata?.name;
@@ -80,163 +83,176 @@ const identity = (object: KubeObject): [string, string] | undefined => {
   return [typeof namespace === 'string' ? namespace : '', name];
 };
 
-export function reflect<T>(options: ReflectorOptions<T>): Reflector<T> {
-  const { api, path, resource, kind, keep, log } = options;
-  const backoff = options.backoff ?? BACKOFF;
-  const watchSeconds = options.watchSeconds ?? WATCH_SECONDS;
-  let store: Map<string, Map<string, T>> | undefined;
-  let generation = 0;
-  let resourceVersion: string | undefined;
+type MutableStore<T> = Map<string, Map<string, T>>;
+
+/** `object` kept in `target` (or, deleted or kept as nothing, taken out of it). */
+function put<T>(target: MutableStore<T>, object: KubeObject, kept: T | undefined): void {
+  const id = identity(object);
+  if (id === undefined) return;
+  const [namespace, name] = id;
+  const names = target.get(namespace);
+  if (kept !== undefined) {
+    if (names === undefined) target.set(namespace, new Map([[name, kept]]));
+    else names.set(name, kept);
+  } else if (names?.delete(name) && names.size === 0) {
+    target.delete(namespace);
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+const pause = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/** One collection's list and watch, and what they have kept. */
+class Reflection<T> {
+  store: MutableStore<T> | undefined;
+  generation = 0;
+  resourceVersion: string | undefined;
   /** The last failure, while never listed. */
-  let why: string | undefined;
-  let closed = false;
+  why: string | undefined;
   /** Failures since a watch last worked: the backoff and the `attempt` of the log line. */
-  let failures = 0;
+  failures = 0;
   /** 410s in a row without an event between: a second one waits, so a confused API server is not hammered. */
-  let expiries = 0;
-  const stop = new AbortController();
+  expiries = 0;
+  readonly stop = new AbortController();
 
-  const put = (target: Map<string, Map<string, T>>, object: KubeObject, deleted: boolean): void => {
-    const id = identity(object);
-    if (id === undefined) return;
-    const [namespace, name] = id;
-    const kept = deleted ? undefined : keep(object, name);
-    const names = target.get(namespace);
-    if (kept !== undefined) {
-      if (names === undefined) target.set(namespace, new Map([[name, kept]]));
-      else names.set(name, kept);
-    } else if (names?.delete(name) && names.size === 0) {
-      target.delete(namespace);
-    }
-  };
+  constructor(private readonly options: ReflectorOptions<T>) {}
 
-  async function list(): Promise<void> {
-    const next = new Map<string, Map<string, T>>();
-    let count = 0;
-    let token: string | undefined;
-    let version = '';
-    do {
-      const query = `limit=${options.pageSize ?? PAGE}${token === undefined ? '' : `&continue=${encodeURIComponent(token)}`}`;
-      const answer = await kubeRequest(
-        api,
-        'GET',
-        `${path}?${query}`,
-        LIST_TIMEOUT_MS,
-        undefined,
-        LIST_BYTES,
-      );
-      if (answer.status !== 200)
-        throw new Error(`list ${resource} ${statusLine(answer.status, answer.text)}`);
-      const page = parseObject(answer.text, `list ${resource}`);
-      const metadata = (page.metadata ?? {}) as Record<string, unknown>;
-      for (const item of Array.isArray(page.items) ? (page.items as KubeObject[]) : []) {
-        put(next, item, false);
-        count += 1;
-      }
-      version = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : version;
-      token =
-        typeof metadata.continue === 'string' && metadata.continue !== '' ? metadata.continue : undefined;
-    } while (token !== undefined);
-    // Swapped whole: admissions see the old objects until the new list is complete, never a half list.
-    store = next;
-    generation += 1;
-    resourceVersion = version;
-    options.activity?.(resource, 'listed');
-    log.info({ [resource]: count, resourceVersion: version }, `${resource} listed`);
+  get closed(): boolean {
+    return this.stop.signal.aborted;
   }
 
-  function apply(type: unknown, object: KubeObject): void {
+  /** The whole collection, page by page, swapped in whole. */
+  async list(): Promise<void> {
+    const { api, path, resource, keep } = this.options;
+    const next: MutableStore<T> = new Map();
+    const keepItem = (item: KubeObject) => put(next, item, keep(item, String(item.metadata?.name)));
+    // A continue token that expired lists again from the start at once: the pages kept so far are dropped.
+    const listed = await eachItem(inClusterClient(api, LIST_TIMEOUT_MS), path, keepItem, {
+      limit: this.options.pageSize ?? PAGE,
+      restart: () => next.clear(),
+    });
+    if (!listed.ok) throw new Error(`list ${resource} ${answered(listed)}`);
+    // Swapped whole: admissions see the old objects until the new list is complete, never a half list.
+    this.store = next;
+    this.generation += 1;
+    this.resourceVersion = listed.resourceVersion;
+    this.options.activity?.(resource, 'listed');
+    this.options.log.info(
+      { [resource]: listed.count, resourceVersion: listed.resourceVersion },
+      `${resource} listed`,
+    );
+  }
+
+  apply(type: unknown, object: KubeObject): void {
     if (type === 'ERROR') {
       const { code, message } = object as { code?: unknown; message?: unknown };
       if (code === 410) throw new Expired(String(message ?? ''));
-      throw new Error(`watch ${resource}: ERROR event ${String(code)}: ${String(message ?? '')}`);
+      throw new Error(
+        `watch ${this.options.resource}: ERROR event ${String(code)}: ${String(message ?? '')}`,
+      );
     }
     const version = object.metadata?.resourceVersion;
-    if (typeof version === 'string') resourceVersion = version;
+    if (typeof version === 'string') this.resourceVersion = version;
     // An event came through: the watch works, and the next failure starts the backoff afresh.
-    expiries = 0;
-    failures = 0;
-    options.activity?.(resource, 'event');
-    if (type === 'BOOKMARK' || store === undefined) return;
-    put(store, object, type === 'DELETED');
-    generation += 1;
+    this.expiries = 0;
+    this.failures = 0;
+    this.options.activity?.(this.options.resource, 'event');
+    if (type === 'BOOKMARK' || this.store === undefined) return;
+    put(
+      this.store,
+      object,
+      type === 'DELETED' ? undefined : this.options.keep(object, String(object.metadata?.name)),
+    );
+    this.generation += 1;
   }
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        stop.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      stop.signal.addEventListener('abort', done, { once: true });
-    });
-
-  async function watch(): Promise<void> {
+  /** From resourceVersion until the API server ends the watch. */
+  async watch(): Promise<void> {
+    const { api, path, resource } = this.options;
+    const watchSeconds = this.options.watchSeconds ?? WATCH_SECONDS;
     const started = performance.now();
-    const query = `watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(resourceVersion ?? '')}&timeoutSeconds=${watchSeconds}`;
-    const answer = await watchOnce({
-      api,
+    const query = `watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(this.resourceVersion ?? '')}&timeoutSeconds=${watchSeconds}`;
+    const ended = await watch({
+      server: serviceAccount(api),
       path: `${path}?${query}`,
       what: `watch ${resource}`,
       // The API server's timeoutSeconds, and some room for it to close the stream itself.
       idleMs: watchSeconds * 1000 + Math.min(30_000, watchSeconds * 1000),
-      onEvent: apply,
-      signal: stop.signal,
+      onEvent: (type, object) => this.apply(type, object),
+      signal: this.stop.signal,
     });
-    if (answer.status === 410) throw new Expired(statusLine(410, answer.text));
-    if (answer.status !== 200) throw new Error(`watch ${resource} ${statusLine(answer.status, answer.text)}`);
-    if (answer.events === 0 && performance.now() - started < AT_ONCE_MS) {
+    if (!ended.ok && ended.status === 410) throw new Expired(answered(ended));
+    if (!ended.ok) throw new Error(`watch ${resource} ${answered(ended)}`);
+    if (ended.events === 0 && performance.now() - started < AT_ONCE_MS) {
       throw new Error(`watch ${resource}: the watch ended at once, without an event`);
     }
     // It ran its course (the API server's timeoutSeconds): watch again from where it stopped.
-    failures = 0;
-    options.activity?.(resource, 'watch-ended');
+    this.failures = 0;
+    this.options.activity?.(resource, 'watch-ended');
   }
 
-  void (async () => {
-    while (!closed) {
+  /** What a failed list or watch leads to: a new list at once (410), else a log line and a backoff. */
+  async recover(err: unknown): Promise<void> {
+    const { log, kind, resource } = this.options;
+    const backoff = this.options.backoff ?? BACKOFF;
+    if (err instanceof Expired) {
+      log.info(
+        { reason: err.message, resourceVersion: this.resourceVersion },
+        `${kind} watch expired (410 Gone): listing again`,
+      );
+      this.resourceVersion = undefined;
+      this.expiries += 1;
+      if (this.expiries > 1) await pause(retryDelay(backoff, this.expiries - 1), this.stop.signal);
+      return;
+    }
+    this.failures += 1;
+    this.why = err instanceof Error ? err.message : String(err);
+    const retryInMs = retryDelay(backoff, this.failures);
+    log.warn(
+      { err: this.why, attempt: this.failures, retryInMs },
+      this.store === undefined
+        ? `${resource} not listed: ${this.options.unlisted}`
+        : `${kind} watch failed: ${this.options.lagging}`,
+    );
+    await pause(retryInMs, this.stop.signal);
+  }
+
+  /** List, then watch, again and again, until closed. */
+  async run(): Promise<void> {
+    while (!this.closed) {
       try {
-        if (resourceVersion === undefined) await list();
+        if (this.resourceVersion === undefined) await this.list();
         // Closed while the list was under way: the watch would start with its signal already aborted, unseen.
-        if (closed) return;
-        await watch();
+        if (this.closed) return;
+        await this.watch();
       } catch (err) {
-        if (closed) return;
-        if (err instanceof Expired) {
-          log.info(
-            { reason: err.message, resourceVersion },
-            `${kind} watch expired (410 Gone): listing again`,
-          );
-          resourceVersion = undefined;
-          expiries += 1;
-          if (expiries > 1) await pause(retryDelay(backoff, expiries - 1));
-          continue;
-        }
-        failures += 1;
-        why = err instanceof Error ? err.message : String(err);
-        const retryInMs = retryDelay(backoff, failures);
-        log.warn(
-          { err: why, attempt: failures, retryInMs },
-          store === undefined
-            ? `${resource} not listed: ${options.unlisted}`
-            : `${kind} watch failed: ${options.lagging}`,
-        );
-        await pause(retryInMs);
+        if (this.closed) return;
+        await this.recover(err);
       }
     }
-  })();
+  }
+}
 
+export function reflect<T>(options: ReflectorOptions<T>): Reflector<T> {
+  const reflection = new Reflection(options);
+  void reflection.run();
   return {
-    store: () => store,
+    store: () => reflection.store,
     notListed: () =>
-      store === undefined ? `${resource} not listed yet${why === undefined ? '' : `: ${why}`}` : undefined,
-    generation: () => generation,
-    close() {
-      closed = true;
-      stop.abort();
-    },
+      reflection.store === undefined
+        ? `${options.resource} not listed yet${reflection.why === undefined ? '' : `: ${reflection.why}`}`
+        : undefined,
+    generation: () => reflection.generation,
+    close: () => reflection.stop.abort(),
   };
 }

@@ -2,14 +2,16 @@
 // swaps in a new one through the TLS server's setSecureContext, so new connections get it and open ones keep theirs.
 
 import { HealthcheckError } from '../errors.js';
+import type { Backoff } from '../kube/api/backoff.js';
+import type { KubeApi } from '../kube/api/in-cluster.js';
 import type { KubeVersion } from '../kube-version.js';
+import { boundPort, onListenAddress } from '../listen-address.js';
 import type { Logger } from '../log.js';
 import type { PlacementMode } from '../rewrite/placement.js';
 import type { PodSecurityLevel } from '../rewrite/pod-security.js';
 import { buildWebhookApp, type WebhookApp } from './app.js';
 import type { KeyPair } from './certificate.js';
-import { type Backoff, learnClusterVersion } from './cluster-version.js';
-import type { KubeApi } from './kube-api.js';
+import { type ClusterVersion, learnClusterVersion } from './cluster-version.js';
 import { WebhookRecorder } from './metrics/recorder.js';
 import { type MetricsServer, startMetricsServer } from './metrics/server.js';
 import { watchNamespacePolicies } from './namespace-policies.js';
@@ -71,62 +73,78 @@ const DRAIN_MS = 5_000;
 /** The API server's timeoutSeconds for a webhook when its configuration gives none, and deploy/webhook's. */
 export const DEFAULT_TIMEOUT_SECONDS = 5;
 
-export async function startWebhook(options: WebhookOptions): Promise<RunningWebhook> {
-  const { log } = options;
-  let pair = options.tls.initial;
-  let keeper: TlsKeeper | undefined;
-  let listening = false;
-  let draining = false;
-  const { clusterVersion } = options;
-  const placement = options.placement ?? 'auto';
+/** What the webhook keeps of the cluster, each learnt or listed while it starts and never awaited. */
+interface ClusterSources {
+  cluster: ClusterVersion | undefined;
+  namespaces: ReturnType<typeof watchNamespacePolicies> | undefined;
+  rules: ReturnType<typeof watchNamespaceRules> | undefined;
+  nodes: ReturnType<typeof watchNodeKubelets> | undefined;
+  /** Which caches are not listed yet, and why; undefined once all are. */
+  notListed(): string | undefined;
+  close(): void;
+}
+
+function startClusterSources(options: WebhookOptions, recorder: WebhookRecorder): ClusterSources {
+  const { log, clusterVersion, kube } = options;
   // Asked for while the webhook starts, never awaited: admissions go on meanwhile, as for an unknown version.
   const cluster =
-    clusterVersion === undefined
-      ? undefined
-      : learnClusterVersion({
-          fetch: clusterVersion.fetchVersion,
-          sidecarGate: clusterVersion.sidecarGate,
-          log,
-          ...(clusterVersion.backoff === undefined ? {} : { backoff: clusterVersion.backoff }),
-        });
-  const podSecurity = options.podSecurity ?? { defaultLevel: 'privileged' };
-  const { kube } = options;
-  const recorder = new WebhookRecorder(options.metrics?.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS);
+    clusterVersion &&
+    learnClusterVersion({
+      fetch: clusterVersion.fetchVersion,
+      sidecarGate: clusterVersion.sidecarGate,
+      log,
+      ...(clusterVersion.backoff === undefined ? {} : { backoff: clusterVersion.backoff }),
+    });
   if (kube !== undefined) recorder.watchingCaches();
-  const watching =
-    kube === undefined
-      ? undefined
-      : {
-          api: kube.api,
-          log,
-          activity: (resource: string, what: CacheActivity) => recorder.cacheActivity(resource, what),
-          ...(kube.backoff === undefined ? {} : { backoff: kube.backoff }),
-          ...(kube.watchSeconds === undefined ? {} : { watchSeconds: kube.watchSeconds }),
-        };
-  // Listed and watched while the webhook starts, never awaited: until each is listed, admissions get what an
-  // unknown namespace or kubelet gets, and /readyz says which are missing.
-  const namespaces =
-    watching && watchNamespacePolicies({ ...watching, defaultLevel: podSecurity.defaultLevel });
+  const watching = kube && {
+    api: kube.api,
+    log,
+    activity: (resource: string, what: CacheActivity) => recorder.cacheActivity(resource, what),
+    ...(kube.backoff === undefined ? {} : { backoff: kube.backoff }),
+    ...(kube.watchSeconds === undefined ? {} : { watchSeconds: kube.watchSeconds }),
+  };
+  // Until each is listed, admissions get what an unknown namespace or kubelet gets, and /readyz says which are
+  // missing.
+  const defaultLevel = options.podSecurity?.defaultLevel ?? 'privileged';
+  const namespaces = watching && watchNamespacePolicies({ ...watching, defaultLevel });
   const rules = watching && watchNamespaceRules(watching);
   const nodes = watching && watchNodeKubelets(watching);
   const caches = [namespaces, rules, nodes];
-  const closeCaches = () => {
-    for (const cache of caches) cache?.close();
+  return {
+    cluster,
+    namespaces,
+    rules,
+    nodes,
+    notListed() {
+      const missing = caches.map((cache) => cache?.notReady()).filter((why) => why !== undefined);
+      return missing.length === 0 ? undefined : missing.join('; ');
+    },
+    close() {
+      cluster?.close();
+      for (const cache of caches) cache?.close();
+    },
   };
-  const notListed = () => {
-    const missing = caches.map((cache) => cache?.notReady()).filter((why) => why !== undefined);
-    return missing.length === 0 ? undefined : missing.join('; ');
-  };
-  const app = buildWebhookApp({
-    tls: pair,
+}
+
+/** The app, reading the cluster from `sources`; `notReady` is /readyz's reason, `draining` once closing. */
+function appFor(
+  options: WebhookOptions,
+  sources: ClusterSources,
+  recorder: WebhookRecorder,
+  readiness: { notReady: () => string | undefined; draining: () => boolean },
+): WebhookApp {
+  const { cluster, namespaces, rules, nodes } = sources;
+  const defaultLevel = options.podSecurity?.defaultLevel ?? 'privileged';
+  return buildWebhookApp({
+    tls: options.tls.initial,
     image: options.image,
-    placement,
+    placement: options.placement ?? 'auto',
     cluster: () => cluster?.knowledge() ?? { state: 'unknown', why: 'no API server to ask' },
     podSecurity: (namespace) =>
       namespaces?.knowledge(namespace) ?? {
         state: 'known',
         policy: {
-          level: podSecurity.defaultLevel,
+          level: defaultLevel,
           version: 'latest',
           source: 'the default level: no API server to read namespace labels from',
         },
@@ -135,16 +153,14 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     namespaceRules: (namespace) => rules?.knowledge(namespace) ?? { state: 'unchecked' },
     kubelets: (nodeName) => nodes?.kubelets(nodeName) ?? { state: 'unknown', why: 'no API server to ask' },
     companionCpuLimit: options.companionCpuLimit,
-    log,
-    notReady: () =>
-      !listening || keeper === undefined
-        ? 'starting'
-        : draining
-          ? 'draining'
-          : (keeper.notReady() ?? notListed()),
-    draining: () => draining,
+    log: options.log,
+    ...readiness,
     admitted: (outcome, seconds) => recorder.admission(outcome, seconds),
   });
+}
+
+/** Resolves once no connection to `app` is open, or after `ms`. */
+function connectionTracker(app: WebhookApp): (ms: number) => Promise<void> {
   const connections = new Set<object>();
   let drained: (() => void) | undefined;
   app.server.on('connection', (socket) => {
@@ -154,37 +170,78 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       if (connections.size === 0) drained?.();
     });
   });
-  const port = await listen(app, options.port, options.host).catch(async (err) => {
-    cluster?.close();
-    closeCaches();
-    await app.close();
-    throw new HealthcheckError('OSM_HC_LISTEN', `cannot listen on port ${options.port}: ${err.message}`, {
-      cause: err,
+  return async (ms) => {
+    if (connections.size === 0) return;
+    await new Promise<void>((resolve) => {
+      drained = resolve;
+      setTimeout(resolve, ms).unref();
     });
+  };
+}
+
+/** The app's port and, when asked for, the metrics server; on failure, `undo` and an OSM_HC_LISTEN naming the port. */
+async function listenAll(
+  app: WebhookApp,
+  options: WebhookOptions,
+  recorder: WebhookRecorder,
+  undo: () => Promise<void>,
+): Promise<{ port: number; metricsServer: MetricsServer | undefined }> {
+  const failed = (what: string) => async (err: Error) => {
+    await undo();
+    throw new HealthcheckError('OSM_HC_LISTEN', `cannot listen on ${what}: ${err.message}`, { cause: err });
+  };
+  const port = await listen(app, options.port, options.host).catch(failed(`port ${options.port}`));
+  if (options.metrics === undefined) return { port, metricsServer: undefined };
+  const { port: metricsPort, version } = options.metrics;
+  const metricsServer = await startMetricsServer({
+    port: metricsPort,
+    host: options.host,
+    recorder,
+    version,
+    log: options.log,
+  }).catch(failed(`metrics port ${metricsPort}`));
+  return { port, metricsServer };
+}
+
+function logServing(options: WebhookOptions, port: number, metricsPort: number | undefined): void {
+  const { clusterVersion } = options;
+  options.log.info(
+    {
+      port,
+      ...(metricsPort === undefined ? {} : { metricsPort }),
+      ...options.tls.describe,
+      image: options.image,
+      placement: options.placement ?? 'auto',
+      podSecurityDefault: options.podSecurity?.defaultLevel ?? 'privileged',
+      clusterWatch: options.kube !== undefined,
+      ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),
+      ...(clusterVersion === undefined ? {} : { sidecarContainersGate: clusterVersion.sidecarGate }),
+    },
+    'webhook serving',
+  );
+}
+
+export async function startWebhook(options: WebhookOptions): Promise<RunningWebhook> {
+  let pair = options.tls.initial;
+  let keeper: TlsKeeper | undefined;
+  let phase: 'starting' | 'serving' | 'draining' = 'starting';
+  const recorder = new WebhookRecorder(options.metrics?.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS);
+  const sources = startClusterSources(options, recorder);
+  const app = appFor(options, sources, recorder, {
+    notReady: () =>
+      phase === 'starting' || keeper === undefined
+        ? 'starting'
+        : phase === 'draining'
+          ? 'draining'
+          : (keeper.notReady() ?? sources.notListed()),
+    draining: () => phase === 'draining',
   });
-  let metricsServer: MetricsServer | undefined;
-  if (options.metrics !== undefined) {
-    const { port: metricsPort, version } = options.metrics;
-    metricsServer = await startMetricsServer({
-      port: metricsPort,
-      host: options.host,
-      recorder,
-      version,
-      log,
-    }).catch(async (err) => {
-      cluster?.close();
-      closeCaches();
-      await app.close();
-      throw new HealthcheckError(
-        'OSM_HC_LISTEN',
-        `cannot listen on metrics port ${metricsPort}: ${err.message}`,
-        {
-          cause: err,
-        },
-      );
-    });
-  }
-  listening = true;
+  const drain = connectionTracker(app);
+  const { port, metricsServer } = await listenAll(app, options, recorder, async () => {
+    sources.close();
+    await app.close();
+  });
+  phase = 'serving';
   const served = (next: KeyPair) => recorder.serving(next.fingerprint, Date.parse(next.notAfter));
   if (!options.tls.throwaway) served(pair);
   keeper = await options.tls.start(
@@ -195,35 +252,16 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     },
     { ca: (notAfterMs) => recorder.ca(notAfterMs), caBundleRepaired: () => recorder.caBundleRepaired() },
   );
-  log.info(
-    {
-      port,
-      ...(metricsServer === undefined ? {} : { metricsPort: metricsServer.port }),
-      ...options.tls.describe,
-      image: options.image,
-      placement,
-      podSecurityDefault: podSecurity.defaultLevel,
-      clusterWatch: kube !== undefined,
-      ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),
-      ...(clusterVersion === undefined ? {} : { sidecarContainersGate: clusterVersion.sidecarGate }),
-    },
-    'webhook serving',
-  );
+  logServing(options, port, metricsServer?.port);
   return {
     port,
     ...(metricsServer === undefined ? {} : { metricsPort: metricsServer.port }),
     keyPair: () => pair,
     async close() {
-      draining = true;
+      phase = 'draining';
       keeper?.close();
-      cluster?.close();
-      closeCaches();
-      if (connections.size > 0) {
-        await new Promise<void>((resolve) => {
-          drained = resolve;
-          setTimeout(resolve, options.drainMs ?? DRAIN_MS).unref();
-        });
-      }
+      sources.close();
+      await drain(options.drainMs ?? DRAIN_MS);
       await app.close();
       // Last: a scrape during the drain still sees the admissions it answered.
       await metricsServer?.close();
@@ -231,18 +269,9 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   };
 }
 
-async function listen(app: WebhookApp, port: number, host: string | undefined): Promise<number> {
-  const attempt = async (h: string) => {
+function listen(app: WebhookApp, port: number, host: string | undefined): Promise<number> {
+  return onListenAddress(host, async (h) => {
     await app.listen({ port, host: h, ipv6Only: false });
-    const address = app.server.address();
-    return typeof address === 'object' && address !== null ? address.port : port;
-  };
-  if (host !== undefined) return attempt(host);
-  try {
-    return await attempt('::');
-  } catch (err) {
-    const { code } = err as NodeJS.ErrnoException;
-    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw err;
-    return attempt('0.0.0.0');
-  }
+    return boundPort(app.server, port);
+  });
 }

@@ -55,6 +55,7 @@ describe("the webhook's bundle", () => {
     { name: 'no Ajv (src/schema-free.ts gives Fastify its compilers)', dir: 'ajv/' },
     { name: 'no fast-json-stringify but for the error serializer', dir: 'fast-json-stringify/index.js' },
     ...SCHEMA_COMPILERS.map((name) => ({ name: `no ${name}`, dir: `${name}/` })),
+    { name: "no client-node (kube/api/'s in-cluster client reads the pod's token)", dir: '@kubernetes/' },
     { name: 'avvio is in (Fastify needs it): the check can fail', dir: 'avvio/', present: true },
   ])('$name', ({ dir, present }) => {
     expect(held(dir)).toBe(present === true);

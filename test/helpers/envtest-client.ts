@@ -2,7 +2,7 @@
 // ResourceQuota's status (no quota controller runs), and a server-side dry run of a pod, which runs every
 // mutating and validating admission step and stores nothing.
 
-import { request } from 'node:https';
+import { type ApiServer, type Method, send } from '../../src/kube/api/transport.js';
 
 type Json = Record<string, unknown>;
 
@@ -17,55 +17,48 @@ export type DryRun =
   | { admitted: true; object: Json; warnings: string[] }
   | { admitted: false; message: string; warnings: string[] };
 
+/** Larger than anything a test writes or lists in one request. */
+const MAX_BYTES = 64 * 1024 * 1024;
+
+/** The API server at `url`, verified with `ca`, as the user whose token this is. */
+export function bearer(url: string, ca: string, token: string): ApiServer {
+  return {
+    url,
+    async authorise(options) {
+      options.ca = ca;
+      options.agent = false;
+      options.headers = { ...options.headers, authorization: `Bearer ${token}` };
+    },
+  };
+}
+
+/** A user of the test's API server, by bearer token; every request goes through src/kube/api's one transport. */
 export class KubeClient {
+  private readonly server: ApiServer;
+
   constructor(
     readonly url: string,
-    private readonly ca: string,
-    private readonly token: string,
-  ) {}
+    ca: string,
+    token: string,
+  ) {
+    this.server = bearer(url, ca, token);
+  }
 
-  request(method: string, path: string, body?: unknown): Promise<KubeReply> {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    return new Promise((resolve, reject) => {
-      const req = request(
-        `${this.url}${path}`,
-        {
-          method,
-          ca: this.ca,
-          agent: false,
-          timeout: 15_000,
-          headers: {
-            authorization: `Bearer ${this.token}`,
-            accept: 'application/json',
-            ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            text += chunk;
-          });
-          res.on('end', () => {
-            let parsed: Json;
-            try {
-              parsed = JSON.parse(text) as Json;
-            } catch {
-              parsed = { text };
-            }
-            resolve({ status: res.statusCode ?? 0, body: parsed, warnings: warnings(res.rawHeaders) });
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within 15 s`)));
-      req.on('error', reject);
-      req.end(payload);
-    });
+  /** Any status is a reply; a body that is no JSON object comes back as `{ text }`. */
+  async request(method: Method, path: string, body?: unknown): Promise<KubeReply> {
+    const answer = await send(this.server, { method, path, body, timeoutMs: 15_000, maxBytes: MAX_BYTES });
+    const text = answer.bytes.toString('utf8');
+    let parsed: Json;
+    try {
+      parsed = JSON.parse(text) as Json;
+    } catch {
+      parsed = { text };
+    }
+    return { status: answer.status, body: parsed, warnings: answer.warnings };
   }
 
   /** The object, or an error naming the call and the API server's message. */
-  async ok(method: string, path: string, body?: unknown): Promise<Json> {
+  async ok(method: Method, path: string, body?: unknown): Promise<Json> {
     const reply = await this.request(method, path, body);
     if (reply.status >= 300) {
       throw new Error(`${method} ${path}: ${reply.status} ${String(reply.body.message ?? reply.body.text)}`);
@@ -110,15 +103,4 @@ export class KubeClient {
     }
     return { admitted: false, message: String(reply.body.message), warnings: reply.warnings };
   }
-}
-
-/** `Warning: 299 - "text"` headers, one each (RFC 7234 quoting, as the API server writes them). */
-function warnings(raw: string[]): string[] {
-  const found: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]?.toLowerCase() !== 'warning') continue;
-    const quoted = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(raw[i + 1] ?? '')?.[1];
-    if (quoted !== undefined) found.push(quoted.replace(/\\(.)/g, '$1'));
-  }
-  return found;
 }

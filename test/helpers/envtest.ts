@@ -35,6 +35,8 @@ export interface EnvtestUser {
 
 export interface Envtest {
   url: string;
+  /** etcd's client URL (plain HTTP on loopback): for what only etcd can do, such as compacting its history. */
+  etcdUrl: string;
   /** `v1.26.3`: the binary's version. */
   version: string;
   /** A file holding the serving certificate's CA (PEM), for processes that read one (webhook --kube-ca). */
@@ -114,6 +116,7 @@ export async function startEnvtest(
 
     return {
       url: api.url,
+      etcdUrl: etcd.url,
       version: server.version,
       caFile: cert.certFile,
       admin: api.admin,

@@ -8,13 +8,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BACKOFF, retryDelay } from '../../src/kube/api/backoff.js';
+import { inClusterClient, inClusterUrl, type KubeApi } from '../../src/kube/api/in-cluster.js';
+import { fetchVersion as fetchFrom } from '../../src/kube/api/version.js';
 import { parseKubeVersion } from '../../src/kube-version.js';
 import { injectManifests } from '../../src/manifest/inject.js';
 import type { ClusterKnowledge, PlacementMode } from '../../src/rewrite/placement.js';
 import type { PodSpec } from '../../src/rewrite/types.js';
 import { WARNING_PREFIX } from '../../src/webhook/admit.js';
-import { BACKOFF, retryDelay } from '../../src/webhook/cluster-version.js';
-import { fetchVersion, inClusterUrl } from '../../src/webhook/kube-api.js';
+
+const fetchVersion = (api: KubeApi, timeoutMs: number) => fetchFrom(inClusterClient(api, timeoutMs));
+
 import type { AdmissionResponse } from '../../src/webhook/review.js';
 import { admissionWarnings } from '../../src/webhook/warnings.js';
 import {
@@ -304,7 +308,7 @@ describe('fetchVersion: GET /version as client-go does it in a pod', () => {
     {
       name: 'a token the API server refuses',
       api: (s: VersionStandin) => ({ ...s, tokenFile: tokenFile('someone-else') }),
-      message: /answered 401: \{"kind":"Status".*"code":401\}$/,
+      message: /answered 401: Unauthorized$/,
     },
     {
       name: 'a server the CA did not sign',

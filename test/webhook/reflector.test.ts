@@ -4,7 +4,7 @@
 // second, logged as attempt 1). Against the stand-in API server, which enforces deploy/webhook/rbac.yaml.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { retryDelay } from '../../src/webhook/cluster-version.js';
+import { retryDelay } from '../../src/kube/api/backoff.js';
 import { watchNamespacePolicies } from '../../src/webhook/namespace-policies.js';
 import { watchNodeKubelets } from '../../src/webhook/node-kubelets.js';
 import { node } from '../helpers/kube-objects.js';

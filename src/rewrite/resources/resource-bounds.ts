@@ -85,101 +85,147 @@ const most = (...values: (bigint | undefined)[]) =>
     undefined,
   );
 
-export function chooseResources(c: BoundsInputs): ContainerResources {
+/** What the namespace's rules and the pod bound each of our values by, per resource name, in milli-units. */
+interface Bounds {
+  /** The largest Container `min` of the LimitRanges. */
+  min(name: string): bigint | undefined;
+  /** The smallest Container `max`. */
+  max(name: string): bigint | undefined;
+  /** The smallest Container `maxLimitRequestRatio`, in milli (2 is 2000n). */
+  ratio(name: string): bigint | undefined;
+  /** The value LimitRanger writes into a container that declares none (the first LimitRange's wins). */
+  defaultLimit(name: string): Quantity | undefined;
+  /** What the pod's aggregate still has room for under every world. */
+  room(kind: Kind, name: string): bigint | undefined;
+  /** The pod's own limit (spec.resources) where a world counts pod-level resources. */
+  podLimit(name: string): bigint | undefined;
+  /**
+   * Inside a pod-level budget the pod's own request holds the node's CPU and memory for every container: where
+   * the budget has no more room, we draw less (down to nothing) rather than leave the pod untouched.
+   */
+  shares(name: string): boolean;
+}
+
+function boundsOf(c: BoundsInputs): Bounds {
   const items = c.rules.limitRanges.flatMap(limitItems).filter((item) => item.type === 'Container');
   const each = (pick: (item: (typeof items)[number]) => Quantity | undefined) =>
     items.map(pick).flatMap((q) => (q === undefined ? [] : [q.milli]));
-  const min = (name: string) => most(...each((item) => item.min.get(name)));
-  const max = (name: string) => least(...each((item) => item.max.get(name)));
-  const ratio = (name: string) => least(...each((item) => item.maxLimitRequestRatio.get(name)));
-  // The value LimitRanger writes into a container that declares none (the first LimitRange's wins).
-  const defaultLimit = (name: string) =>
-    items.map((item) => item.default.get(name)).find((q) => q !== undefined);
   const pod = shapeOf(c.base).pod;
-  const room = (kind: Kind, name: string) =>
-    least(...c.worlds.map((w) => aggregateRoom(c, pod, kind, name, w)));
-  // Inside a pod-level budget the pod's own request holds the node's CPU and memory for every container: where
-  // the budget has no more room, we draw less (down to nothing) rather than leave the pod untouched.
-  const shares = (name: string) =>
-    c.worlds.some((w) => w.podLevel && (pod?.requests.has(name) === true || pod?.limits.has(name) === true));
-
-  const pick = (
-    field: string,
-    want: string,
-    lower: bigint | undefined,
-    upper: bigint | undefined,
-    floor: bigint,
-    format: string,
-  ) => {
-    const wanted = quantity(want);
-    if (c.pinned[field]) return want;
-    let milli = most(wanted.milli, lower) ?? wanted.milli;
-    if (upper !== undefined && milli > upper) milli = most(upper, floor, lower) ?? upper;
-    return milli === wanted.milli ? want : show(milli, format, milli > wanted.milli);
+  return {
+    min: (name) => most(...each((item) => item.min.get(name))),
+    max: (name) => least(...each((item) => item.max.get(name))),
+    ratio: (name) => least(...each((item) => item.maxLimitRequestRatio.get(name))),
+    defaultLimit: (name) => items.map((item) => item.default.get(name)).find((q) => q !== undefined),
+    room: (kind, name) => least(...c.worlds.map((w) => aggregateRoom(c, pod, kind, name, w))),
+    podLimit: (name) =>
+      least(...c.worlds.map((w) => (w.podLevel ? pod?.limits.get(name)?.milli : undefined))),
+    shares: (name) =>
+      c.worlds.some(
+        (w) => w.podLevel && (pod?.requests.has(name) === true || pod?.limits.has(name) === true),
+      ),
   };
+}
 
-  const requestOf = (name: 'cpu' | 'memory') =>
-    pick(
-      `requests.${name}`,
-      c.wanted.requests[name],
-      min(name),
-      least(max(name), room('requests', name)),
-      shares(name) ? 0n : quantity(c.wanted.requests[name]).milli,
-      name,
-    );
-  const cpuRequest = requestOf('cpu');
-  let memoryRequest = requestOf('memory');
-  const request = () => quantity(memoryRequest).milli;
-  const podLimit = (name: string) =>
-    least(...c.worlds.map((w) => (w.podLevel ? pod?.limits.get(name)?.milli : undefined)));
-  const ratioBound = (name: string, of: bigint) => {
-    const r = ratio(name);
-    return r === undefined ? undefined : (of * r) / 1000n;
-  };
-  const memoryFloor =
-    most(least(quantity(c.wanted.limits.memory).milli, quantity(MEMORY_LIMIT_FLOOR).milli), request()) ?? 0n;
-  const memoryLimit = pick(
+/** `of` times the ratio bound of `name`, or no bound. */
+function ratioBound(bounds: Bounds, name: string, of: bigint): bigint | undefined {
+  const r = bounds.ratio(name);
+  return r === undefined ? undefined : (of * r) / 1000n;
+}
+
+/**
+ * `want` raised to `lower`, then lowered to `upper` but not below `floor` (nor `lower`): as given where the pod
+ * pins `field`, and as written where nothing moved it.
+ */
+function pick(
+  c: BoundsInputs,
+  field: string,
+  want: string,
+  [lower, upper, floor]: [bigint | undefined, bigint | undefined, bigint],
+  format: string,
+): string {
+  const wanted = quantity(want);
+  if (c.pinned[field]) return want;
+  let milli = most(wanted.milli, lower) ?? wanted.milli;
+  if (upper !== undefined && milli > upper) milli = most(upper, floor, lower) ?? upper;
+  return milli === wanted.milli ? want : show(milli, format, milli > wanted.milli);
+}
+
+function requestOf(c: BoundsInputs, bounds: Bounds, name: 'cpu' | 'memory'): string {
+  const want = c.wanted.requests[name];
+  const upper = least(bounds.max(name), bounds.room('requests', name));
+  const floor = bounds.shares(name) ? 0n : quantity(want).milli;
+  return pick(c, `requests.${name}`, want, [bounds.min(name), upper, floor], name);
+}
+
+/** The memory limit within its bounds, and the request raised to meet the limit's ratio where it must. */
+function chooseMemory(c: BoundsInputs, bounds: Bounds): { request: string; limit: string } {
+  const request = requestOf(c, bounds, 'memory');
+  const requested = quantity(request).milli;
+  const wantedLimit = quantity(c.wanted.limits.memory).milli;
+  const floor = most(least(wantedLimit, quantity(MEMORY_LIMIT_FLOOR).milli), requested) ?? 0n;
+  const upper = least(
+    bounds.max('memory'),
+    bounds.podLimit('memory'),
+    bounds.room('limits', 'memory'),
+    ratioBound(bounds, 'memory', requested),
+  );
+  const limit = pick(
+    c,
     'limits.memory',
     c.wanted.limits.memory,
-    most(min('memory'), request()),
-    least(max('memory'), podLimit('memory'), room('limits', 'memory'), ratioBound('memory', request())),
-    memoryFloor,
+    [most(bounds.min('memory'), requested), upper, floor],
     'memory',
   );
-  // A limit still above ratio x request: the request moves up to meet it, where nothing pins or bounds it.
-  const memoryRatio = ratio('memory');
-  if (memoryRatio !== undefined && !c.pinned['requests.memory']) {
-    const exact = (quantity(memoryLimit).milli * 1000n + memoryRatio - 1n) / memoryRatio;
-    // Up to a whole Mi where that still fits: the value reads as the others do.
-    const mebi = 1024n * 1024n * 1000n;
-    const upper = least(max('memory'), room('requests', 'memory'));
-    const rounded = ((exact + mebi - 1n) / mebi) * mebi;
-    const needed = upper === undefined || rounded <= upper ? rounded : exact;
-    if (needed > request() && (upper === undefined || needed <= upper)) {
-      memoryRequest = show(needed, 'memory', true);
-    }
-  }
+  return { request: meetRatio(c, bounds, request, limit), limit };
+}
 
+/** A limit still above ratio x request: the request moves up to meet it, where nothing pins or bounds it. */
+function meetRatio(c: BoundsInputs, bounds: Bounds, request: string, limit: string): string {
+  const ratio = bounds.ratio('memory');
+  if (ratio === undefined || c.pinned['requests.memory']) return request;
+  const exact = (quantity(limit).milli * 1000n + ratio - 1n) / ratio;
+  // Up to a whole Mi where that still fits: the value reads as the others do.
+  const mebi = 1024n * 1024n * 1000n;
+  const upper = least(bounds.max('memory'), bounds.room('requests', 'memory'));
+  const rounded = ((exact + mebi - 1n) / mebi) * mebi;
+  const needed = upper === undefined || rounded <= upper ? rounded : exact;
+  const fits = needed > quantity(request).milli && (upper === undefined || needed <= upper);
+  return fits ? show(needed, 'memory', true) : request;
+}
+
+/**
+ * The CPU limit as wanted; without one, what LimitRanger would write moved into bounds (where it does not fit as
+ * it is), or, where a rule demands a limit and none would be written, DEMANDED_CPU_LIMIT within bounds.
+ */
+function chooseCpuLimit(c: BoundsInputs, bounds: Bounds, cpuRequest: string): string | undefined {
+  if (c.wanted.limits.cpu !== undefined) return c.wanted.limits.cpu;
   const cpu = quantity(cpuRequest).milli;
-  const cpuLower = most(min('cpu'), cpu);
-  const cpuUpper = least(max('cpu'), podLimit('cpu'), room('limits', 'cpu'), ratioBound('cpu', cpu));
+  const lower = most(bounds.min('cpu'), cpu);
+  const upper = least(
+    bounds.max('cpu'),
+    bounds.podLimit('cpu'),
+    bounds.room('limits', 'cpu'),
+    ratioBound(bounds, 'cpu', cpu),
+  );
   const clamp = (value: bigint) => {
-    const raised = most(value, cpuLower) ?? value;
-    return cpuUpper !== undefined && raised > cpuUpper ? (most(cpuUpper, cpuLower) ?? cpuUpper) : raised;
+    const raised = most(value, lower) ?? value;
+    return upper !== undefined && raised > upper ? (most(upper, lower) ?? upper) : raised;
   };
-  let cpuLimit = c.wanted.limits.cpu;
-  if (cpuLimit === undefined) {
-    const landing = defaultLimit('cpu');
-    if (landing !== undefined) {
-      const fits = clamp(landing.milli) === landing.milli;
-      if (!fits) cpuLimit = show(clamp(landing.milli), 'cpu');
-    } else if (demandsCpuLimit(c)) {
-      cpuLimit = show(clamp(quantity(DEMANDED_CPU_LIMIT).milli), 'cpu');
-    }
+  const landing = bounds.defaultLimit('cpu');
+  if (landing !== undefined) {
+    return clamp(landing.milli) === landing.milli ? undefined : show(clamp(landing.milli), 'cpu');
   }
+  return demandsCpuLimit(c) ? show(clamp(quantity(DEMANDED_CPU_LIMIT).milli), 'cpu') : undefined;
+}
+
+export function chooseResources(c: BoundsInputs): ContainerResources {
+  const bounds = boundsOf(c);
+  const cpuRequest = requestOf(c, bounds, 'cpu');
+  const memory = chooseMemory(c, bounds);
+  const cpuLimit = chooseCpuLimit(c, bounds, cpuRequest);
   return {
-    requests: { cpu: cpuRequest, memory: memoryRequest },
-    limits: { ...(cpuLimit === undefined ? {} : { cpu: cpuLimit }), memory: memoryLimit },
+    requests: { cpu: cpuRequest, memory: memory.request },
+    limits: { ...(cpuLimit === undefined ? {} : { cpu: cpuLimit }), memory: memory.limit },
   };
 }
 

@@ -3,6 +3,7 @@
 // The exposition (and prom-client with it) is imported on the first scrape; a failed import is tried again.
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { listenOn } from '../../listen-address.js';
 import type { Logger } from '../../log.js';
 import type { Exposition } from './exposition.js';
 import type { WebhookRecorder } from './recorder.js';
@@ -69,26 +70,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       void handle(req, res);
     },
   );
-  const attempt = (host: string) =>
-    new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ port: options.port, host, ipv6Only: false }, () => {
-        server.off('error', reject);
-        const address = server.address();
-        resolve(typeof address === 'object' && address !== null ? address.port : options.port);
-      });
-    });
-  let port: number;
-  if (options.host !== undefined) port = await attempt(options.host);
-  else {
-    try {
-      port = await attempt('::');
-    } catch (err) {
-      const { code } = err as NodeJS.ErrnoException;
-      if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw err;
-      port = await attempt('0.0.0.0');
-    }
-  }
+  const port = await listenOn(server, options.port, options.host);
   return {
     port,
     close: () =>

@@ -1,34 +1,11 @@
 // The five calls self-managed TLS makes, exactly the verbs the webhook's RBAC grants: get/create/update its Secret,
-// get/update its MutatingWebhookConfiguration. An answer other than success is a value naming verb, resource,
-// status and the API server's own message (a 403 then says which permission is missing).
+// get/update its MutatingWebhookConfiguration. A refusal is a value whose message names verb, resource, status and
+// the API server's own message (a 403 then says which permission is missing).
 
-import { type KubeApi, kubeRequest } from '../kube-api.js';
+import { inClusterClient, type KubeApi } from '../../kube/api/in-cluster.js';
+import type { Reply } from '../../kube/api/reply.js';
 import type { WebhookConfiguration } from './ca-bundle.js';
 import type { KubeSecret } from './secret.js';
-
-export interface KubeFailure {
-  status: number;
-  /** The Status reason: NotFound, AlreadyExists, Conflict, Forbidden, Unauthorized, ... */
-  reason: string;
-  /** `get secrets "tls" in namespace "ns": 403 Forbidden: <the API server's message>` */
-  message: string;
-}
-
-export type KubeResult<T> = { ok: true; value: T } | { ok: false; failure: KubeFailure };
-
-const TIMEOUT_MS = 10_000;
-
-function statusOf(text: string): { reason?: string; message?: string } {
-  try {
-    const parsed = JSON.parse(text) as { kind?: unknown; reason?: unknown; message?: unknown };
-    return {
-      ...(typeof parsed.reason === 'string' ? { reason: parsed.reason } : {}),
-      ...(typeof parsed.message === 'string' ? { message: parsed.message } : {}),
-    };
-  } catch {
-    return {};
-  }
-}
 
 async function call<T>(
   api: KubeApi,
@@ -36,31 +13,15 @@ async function call<T>(
   target: string,
   path: string,
   body?: unknown,
-): Promise<KubeResult<T>> {
-  const method = verb === 'get' ? 'GET' : verb === 'create' ? 'POST' : 'PUT';
-  const answer = await kubeRequest(api, method, path, api.timeoutMs ?? TIMEOUT_MS, body).catch(
-    (err: Error) => {
-      throw new Error(`${verb} ${target}: ${err.message}`, { cause: err });
-    },
-  );
-  if (answer.status >= 200 && answer.status < 300) {
-    try {
-      return { ok: true, value: JSON.parse(answer.text) as T };
-    } catch (err) {
-      throw new Error(`${verb} ${target}: the answer is not JSON: ${(err as Error).message}`);
-    }
-  }
-  const status = statusOf(answer.text);
-  const reason = status.reason ?? `HTTP ${answer.status}`;
-  const detail = status.message ?? answer.text.split('\n')[0]?.slice(0, 200) ?? '';
-  return {
-    ok: false,
-    failure: {
-      status: answer.status,
-      reason,
-      message: `${verb} ${target}: ${answer.status} ${reason}: ${detail}`,
-    },
-  };
+): Promise<Reply<T>> {
+  const client = inClusterClient(api);
+  const sent =
+    verb === 'get' ? client.get(path) : verb === 'create' ? client.post(path, body) : client.put(path, body);
+  const reply = await sent.catch((err: Error) => {
+    throw new Error(`${verb} ${target}: ${err.message}`, { cause: err });
+  });
+  if (reply.ok) return reply as Reply<T>;
+  return { ...reply, message: `${verb} ${target}: ${reply.status} ${reply.reason}: ${reply.message}` };
 }
 
 const enc = encodeURIComponent;
@@ -69,7 +30,7 @@ const secretTarget = (namespace: string, name: string) => `secrets "${name}" in 
 const CONFIGS = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
 const configTarget = (name: string) => `mutatingwebhookconfigurations "${name}"`;
 
-export function getSecret(api: KubeApi, namespace: string, name: string): Promise<KubeResult<KubeSecret>> {
+export function getSecret(api: KubeApi, namespace: string, name: string): Promise<Reply<KubeSecret>> {
   return call(api, 'get', secretTarget(namespace, name), `${secretsPath(namespace)}/${enc(name)}`);
 }
 
@@ -85,7 +46,7 @@ export function updateSecret(api: KubeApi, secret: KubeSecret & { metadata: { na
   return call<KubeSecret>(api, 'update', secretTarget(namespace, name), path, secret);
 }
 
-export function getWebhookConfig(api: KubeApi, name: string): Promise<KubeResult<WebhookConfiguration>> {
+export function getWebhookConfig(api: KubeApi, name: string): Promise<Reply<WebhookConfiguration>> {
   return call(api, 'get', configTarget(name), `${CONFIGS}/${enc(name)}`);
 }
 

@@ -2,9 +2,9 @@
 // MutatingWebhookConfiguration: what analyze checks the caBundle and the expiry against, so that no reader but the
 // webhook needs its Secret (docs/security.md). Written in both TLS modes, and only when it differs.
 
+import { type Backoff, retryDelay } from '../../kube/api/backoff.js';
+import type { KubeApi } from '../../kube/api/in-cluster.js';
 import type { Logger } from '../../log.js';
-import { type Backoff, retryDelay } from '../cluster-version.js';
-import type { KubeApi } from '../kube-api.js';
 import type { WebhookConfiguration } from './ca-bundle.js';
 import { getWebhookConfig, updateWebhookConfig } from './kube-objects.js';
 
@@ -63,13 +63,13 @@ export function startPublisher(options: PublisherOptions): Publisher {
   async function pass(cert: string): Promise<void> {
     for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
       const got = await getWebhookConfig(api, webhookConfig);
-      if (!got.ok) throw new Error(got.failure.message);
-      const wanted = withServingCert(got.value, cert);
+      if (!got.ok) throw new Error(got.message);
+      const wanted = withServingCert(got.body, cert);
       if (wanted === undefined) return;
       const written = await updateWebhookConfig(api, wanted);
       // 409: cert-manager's cainjector wrote the caBundle since our GET; read again.
-      if (!written.ok && written.failure.status === 409) continue;
-      if (!written.ok) throw new Error(written.failure.message);
+      if (!written.ok && written.status === 409) continue;
+      if (!written.ok) throw new Error(written.message);
       log.info({ webhookConfiguration: webhookConfig }, 'serving certificate published');
       return;
     }

@@ -1,11 +1,11 @@
-// A list answer split into its items' bytes (src/analyze/list-items.ts) gives, item by item, exactly what parsing
+// A list answer split into its items' bytes (src/kube/api/list-items.ts) gives, item by item, exactly what parsing
 // the whole answer gives: strings holding brackets, braces, escaped quotes and "items" itself, nested `items`
 // keys, other bytes than ASCII, whitespace anywhere; and where the bytes are no list, nothing is split, so the
-// answer is parsed whole as before (listReplyOf in src/analyze/kube-client.ts).
+// answer is parsed whole as before (pageOf in src/kube/api/reply.ts).
 
 import { describe, expect, it } from 'vitest';
-import { listReplyOf } from '../../src/analyze/kube-client.js';
-import { splitList } from '../../src/analyze/list-items.js';
+import { splitList } from '../../src/kube/api/list-items.js';
+import { pageOf as listReplyOf } from '../../src/kube/api/reply.js';
 
 const pod = (name: string, extra: Record<string, unknown> = {}) => ({
   metadata: { name, annotations: { 'osm-healthcheck/status': '{"version":"0.1.0","probes":"[{]}"}' } },
