@@ -35,16 +35,20 @@ const statusKb = (pid, field) =>
 function startOnce(cli) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [cli, 'webhook', '--port', '0', '--tls-cert', cert, '--tls-key', key], {
-      env: {
-        ...process.env,
-        OSM_HEALTHCHECK_HOST: '127.0.0.1',
-        OSM_HEALTHCHECK_METRICS_PORT: '0',
-        KUBERNETES_SERVICE_HOST: '',
-        OSM_HEALTHCHECK_KUBE_API: '',
+    const child = spawn(
+      process.execPath,
+      [cli, 'webhook', '--port', '0', '--tls-cert', cert, '--tls-key', key],
+      {
+        env: {
+          ...process.env,
+          OSM_HEALTHCHECK_HOST: '127.0.0.1',
+          OSM_HEALTHCHECK_METRICS_PORT: '0',
+          KUBERNETES_SERVICE_HOST: '',
+          OSM_HEALTHCHECK_KUBE_API: '',
+        },
+        stdio: ['ignore', 'pipe', 'ignore'],
       },
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    );
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${cli}: no "webhook serving" line within 20 s`));
@@ -89,14 +93,29 @@ try {
   console.log(
     `Node ${process.version}, ${ROUNDS} rounds, load average ${load} after; medians (min–max); ratios per round against ${builds[0].name}.\n`,
   );
-  console.log('| build | webhook bundle | start to serving ms | ratio | RSS at serving MiB | ratio | peak RSS MiB |');
+  console.log(
+    '| build | webhook bundle | start to serving ms | ratio | RSS at serving MiB | ratio | peak RSS MiB |',
+  );
   console.log('|---|---|---|---|---|---|---|');
   for (const b of builds) {
     const own = runs.get(b.name);
     const bundle = statSync(join(dirname(b.cli), 'commands', 'webhook.mjs')).size / 1e6;
-    const ratio = (field) => cell(own.map((r, i) => r[field] / first[i][field]), 2);
+    const ratio = (field) =>
+      cell(
+        own.map((r, i) => r[field] / first[i][field]),
+        2,
+      );
     console.log(
-      `| ${b.name} | ${bundle.toFixed(2)} MB | ${cell(own.map((r) => r.ms), 0)} | ${ratio('ms')} | ${cell(own.map((r) => r.rss), 1)} | ${ratio('rss')} | ${cell(own.map((r) => r.peak), 1)} |`,
+      `| ${b.name} | ${bundle.toFixed(2)} MB | ${cell(
+        own.map((r) => r.ms),
+        0,
+      )} | ${ratio('ms')} | ${cell(
+        own.map((r) => r.rss),
+        1,
+      )} | ${ratio('rss')} | ${cell(
+        own.map((r) => r.peak),
+        1,
+      )} |`,
     );
   }
 } finally {
