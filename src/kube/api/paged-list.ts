@@ -2,10 +2,9 @@
 // and dropped before the next is asked for, so memory holds one page, whatever the cluster's size; each item is
 // parsed only when it is handed on (list-items.ts), so a page's objects die young.
 
+import type { Json } from '../../json.js';
 import type { ApiClient } from './client.js';
 import type { Refusal } from './reply.js';
-
-type Json = Record<string, unknown>;
 
 /** The API server's page size for lists: kubectl's default chunk size. */
 export const PAGE_SIZE = 500;
