@@ -3,6 +3,7 @@
 // the watch with the handler's error. The reflector (reflector.ts) keeps a collection with it.
 
 import { request } from 'node:https';
+import { isObject } from '../../json.js';
 import { type Refusal, refusalOf } from './reply.js';
 import { type ApiServer, NoAnswer, requestOptions } from './transport.js';
 
@@ -35,10 +36,7 @@ export type WatchEnd = ({ ok: true } | Refusal) & { events: number };
 function eventOf(line: string, what: string): { type: unknown; object: KubeObject } {
   try {
     const value: unknown = JSON.parse(line);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      const event = value as { type?: unknown; object?: unknown };
-      return { type: event.type, object: (event.object ?? {}) as KubeObject };
-    }
+    if (isObject(value)) return { type: value.type, object: (value.object ?? {}) as KubeObject };
   } catch {}
   throw new Error(`${what}: the answer is not a JSON object: ${line.slice(0, 120)}`);
 }
