@@ -61,7 +61,8 @@ function findCycles(graph: Graph): string[][] {
   return cycles;
 }
 
-const isCommandLayer = (file: string) => file === 'cli.ts' || file.startsWith('commands/');
+const isCommandLayer = (file: string) =>
+  file === 'cli.ts' || file === 'dispatch.ts' || file.startsWith('commands/');
 
 /**
  * The rooms src/kube/ (Kubernetes' own arithmetic, and kube/api/: the one client of the API server) sits below: it
@@ -104,7 +105,8 @@ describe('the import graph of src/', () => {
 
   it('is read: every room is there, with its imports', () => {
     expect(graph.get('init/options.ts')).toContain('flags.ts');
-    expect(graph.get('cli.ts')).toContain('commands/wait.ts');
+    expect(graph.get('cli.ts')).toEqual(['dispatch.ts']);
+    expect(graph.get('dispatch.ts')).toContain('commands/wait.ts');
     expect(graph.size).toBeGreaterThan(50);
   });
 

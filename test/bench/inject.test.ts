@@ -14,7 +14,6 @@ describe('bench/run.mjs --inject', () => {
     try {
       const copy = join(dir, 'BENCHMARKS.md');
       copyFileSync(`${ROOT}BENCHMARKS.md`, copy);
-      await runScript('scripts/build.mjs', [], { timeoutMs: 120_000 });
       const { code, stdout, stderr } = await runScript('bench/run.mjs', ['--inject'], {
         env: { BENCH_FILE: copy, BENCH_INJECT_SCALE: '0.01', BENCH_INJECT_ROUNDS: '1' },
         timeoutMs: 170_000,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -25,11 +25,6 @@ const AUTO_UNCHECKED =
 function inject(args: string[], input?: string | Uint8Array) {
   return execa('node', [CLI, 'inject', ...args], { input: input ?? '', reject: false, cwd: ROOT });
 }
-
-beforeAll(async () => {
-  // The CLI under test is the bundle: build it from the current sources.
-  await execa('node', ['scripts/build.mjs'], { cwd: ROOT });
-});
 
 describe('osm-healthcheck inject', () => {
   it('reads stdin when no file is given and writes the manifest to stdout', async () => {

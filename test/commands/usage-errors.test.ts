@@ -1,14 +1,14 @@
 // One shape for every usage error of every command: `osm-healthcheck COMMAND: what is wrong (what is accepted)
-// [OSM_HC_USAGE]`, exit 2, nothing on stdout; asked of the built CLI for each command and each kind of mistake,
-// each flag that takes a value (the command's own list of its flags), each variable and each pair of flags.
+// [OSM_HC_USAGE]`, exit 2, nothing on stdout; asked of the CLI's dispatch in this process (helpers/cli-in-process.ts)
+// for each command and each kind of mistake, each flag that takes a value (the command's own list of its flags),
+// each variable and each pair of flags; and of the built binary, the same words, for one of each kind.
 
-import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli, runScript } from '../helpers/cli.js';
-
-beforeAll(async () => {
-  await runScript('scripts/build.mjs', [], { timeoutMs: 120_000 });
-}, 130_000);
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { runInProcess } from '../helpers/cli-in-process.js';
 
 /** Each command: a flag that takes a value, and a value it refuses. */
 const COMMANDS = [
@@ -247,12 +247,14 @@ const COMBINATIONS: readonly {
   },
 ];
 
+/** POD as a file: inject reads its input before it checks some values, and this process's stdin is vitest's. */
+const POD_FILE = join(mkdtempSync(join(tmpdir(), 'osm-hc-usage-')), 'pod.yaml');
+writeFileSync(POD_FILE, POD);
+afterAll(() => rmSync(dirname(POD_FILE), { recursive: true, force: true }));
+
 async function usageErrorOf(command: string, args: string[], env: Record<string, string> = {}) {
-  const { code, stdout, stderr } = await runCli([command, ...args], {
-    env: { ...QUIET_ENV, ...env },
-    input: POD,
-    timeoutMs: 20_000,
-  });
+  const input = command === 'inject' && !args.includes('-f') ? ['-f', POD_FILE] : [];
+  const { code, stdout, stderr } = await runInProcess([command, ...args, ...input], { ...QUIET_ENV, ...env });
   expect({ code, stdout, stderr }).toMatchObject({ code: 2, stdout: '' });
   expect(stderr).toMatch(ONE_SHAPE);
   return stderr;
@@ -260,7 +262,7 @@ async function usageErrorOf(command: string, args: string[], env: Record<string,
 
 describe('usage errors: one shape in every command', () => {
   it.each(CASES)('$command, $mistake', async ({ command, args, says }) => {
-    const { code, stdout, stderr } = await runCli([command, ...args], { timeoutMs: 20_000 });
+    const { code, stdout, stderr } = await runInProcess([command, ...args]);
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
     expect(stderr).toMatch(ONE_SHAPE);
     const match = SHAPE.exec(stderr);
@@ -291,7 +293,7 @@ describe('inject: the flags that depend on each other and on the Kubernetes vers
     { args: ['-f', 'a.yaml', '-'], says: 'unexpected argument "-" (' },
     { args: ['--image', '--placement', 'first'], says: '--image needs a value, got the flag --placement (' },
   ])('$args', async ({ args, says }) => {
-    const { code, stderr } = await runCli(['inject', ...args], { input: 'apiVersion: v1\nkind: Pod\n' });
+    const { code, stderr } = await runInProcess(['inject', ...args]);
     expect(code).toBe(2);
     expect(stderr).toMatch(ONE_SHAPE);
     expect(stderr).toContain(`osm-healthcheck inject: ${says}`);
@@ -316,7 +318,7 @@ describe('usage errors: every flag that takes a value, every variable, every com
   it.each(Object.keys(FLAG_VALUES))(
     '%s: the table has a row for each flag the command takes a value for',
     async (command) => {
-      const { stderr } = await runCli([command, '--no-such-flag'], { env: QUIET_ENV });
+      const { stderr } = await runInProcess([command, '--no-such-flag'], QUIET_ENV);
       const takes = /\(\w+ takes (.*)\) \[OSM_HC_USAGE\]/.exec(stderr)?.[1] ?? '';
       const valued = takes
         .split(', ')
@@ -349,7 +351,7 @@ describe('usage errors: every flag that takes a value, every variable, every com
   });
 
   it('an unknown command: the commands there are, in the same shape, then the help', async () => {
-    const { code, stdout, stderr } = await runCli(['frobnicate'], { env: QUIET_ENV });
+    const { code, stdout, stderr } = await runInProcess(['frobnicate'], QUIET_ENV);
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
     const [first, blank] = stderr.split('\n');
     expect(first).toBe(
@@ -378,5 +380,19 @@ describe('usage errors: every flag that takes a value, every variable, every com
     ]) {
       expect(line).not.toMatch(ONE_SHAPE);
     }
+  });
+});
+
+describe('the built binary says the same, with the same status', () => {
+  it.each([
+    { args: ['frobnicate'], env: {} },
+    { args: ['serve', '--ports', '1,2,3'], env: {} },
+    { args: ['wait'], env: { OSM_HEALTHCHECK_PORTS: '0,0,0,0' } },
+    { args: ['webhook', ...SELF, '--namespace', 'Kube_System'], env: {} },
+    { args: ['inject', '--kube-version', '1.3'], env: {} },
+  ])('$args', async ({ args, env }) => {
+    const spawned = await runCli(args, { env: { ...QUIET_ENV, ...env }, input: POD, timeoutMs: 20_000 });
+    expect(spawned.code).toBe(2);
+    expect(spawned).toEqual(await runInProcess(args, { ...QUIET_ENV, ...env }));
   });
 });
