@@ -1,19 +1,49 @@
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { isolatedFiles } from './test/lanes.js';
+
+const ROOT = fileURLToPath(new URL('.', import.meta.url));
+
+/**
+ * The files that change the machine for everyone (network namespaces and iptables, root's powers, fixed ports):
+ * one at a time, by the rule in test/lanes.ts. The rest run side by side, beside them too.
+ */
+const ISOLATED = [...isolatedFiles(ROOT).keys()];
+
+/**
+ * Side by side: most suites wait on processes, sockets and API servers more than they compute, so two more than
+ * the cores keeps a 2-core machine busy without starving a timing-sensitive test (test/lanes.ts).
+ */
+const SIDE_BY_SIDE = Number(process.env.OSM_HC_TEST_WORKERS ?? availableParallelism() + 1);
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // expect.poll waits for something a process or server does a moment later (a log line, a watch): on a machine
     // busy with other work that moment can pass 1 s, vitest's default, without anything being wrong.
     expect: { poll: { timeout: 10_000 } },
-    // Network-namespace suites change iptables state: run files one at a time to keep them apart.
-    fileParallelism: false,
+    maxWorkers: SIDE_BY_SIDE + 1,
     // Every webhook a test starts (and its children: they inherit it) serves /metrics on an ephemeral port, not
     // on the fixed default: several run at once, here and in other checkouts on the machine. A test that names a
     // port, or another value of the variable, gives its own.
     env: { OSM_HEALTHCHECK_METRICS_PORT: '0' },
+    projects: [
+      {
+        extends: true,
+        test: { name: 'isolated', include: ISOLATED, fileParallelism: false, maxWorkers: 1 },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'side-by-side',
+          include: ['test/**/*.test.ts'],
+          exclude: ISOLATED,
+          maxWorkers: SIDE_BY_SIDE,
+        },
+      },
+    ],
   },
 });

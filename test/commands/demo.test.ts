@@ -1,5 +1,6 @@
 // The README's first command: the companion with examples/probes.json in front of examples/app.mjs, printing what
 // a terminal shows (curl's output: the body alone), and a second demo while one runs saying so before anything.
+// lane: isolated: the demo listens on its fixed ports (14001, 15901-15904), as a user runs it.
 
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';

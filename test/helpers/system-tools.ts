@@ -29,6 +29,16 @@ export function root(why: string): Need {
   return { what: 'root', present: process.getuid?.() === 0, how: `run as root: ${why}; CI runs as root` };
 }
 
+/**
+ * Time, for the suites that run a benchmark end to end (minutes, and meaningless numbers on a busy machine): they
+ * run where OSM_HC_HEAVY=1 or CI=true (.ci/run), and skip loudly in a developer's `npm test`, whose tests keep each
+ * benchmark's code working on a tiny input instead.
+ */
+export function heavy(what: string): Need {
+  const present = process.env.OSM_HC_HEAVY === '1' || process.env.CI === 'true';
+  return { what: `OSM_HC_HEAVY=1 (${what})`, present, how: 'OSM_HC_HEAVY=1 npm test; .ci/run sets CI=true' };
+}
+
 // The tools several suites need, named once.
 export const OPENSSL = tool('openssl');
 export const SHELLCHECK = tool('shellcheck');
