@@ -10,7 +10,14 @@ import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName } from '..
 import { parseListenPorts } from '../ports.js';
 import { DEFAULT_PORTS, LISTENER_ROLES } from '../scheme.js';
 import { getHealthz, healthzUrl } from '../wait/healthz.js';
-import { type Attempt, DEFAULT_PLAN, giveUpMessage, nextStep, type WaitPlan } from '../wait/schedule.js';
+import {
+  type Attempt,
+  DEFAULT_PLAN,
+  giveUpMessage,
+  lastToSay,
+  nextStep,
+  type WaitPlan,
+} from '../wait/schedule.js';
 import type { Command } from './command.js';
 
 const MAX_TIMEOUT_SECONDS = 3600;
@@ -82,8 +89,9 @@ async function run(argv: readonly string[]): Promise<void> {
     }
     lastStart = elapsed;
     attempts += 1;
-    last = await getHealthz(host, port, step.timeoutMs);
-    if (last.ok) {
+    const attempt = await getHealthz(host, port, step.timeoutMs);
+    last = lastToSay(plan, last, attempt, step.timeoutMs);
+    if (attempt.ok) {
       const ms = Math.round(performance.now() - began);
       process.stdout.write(
         `osm-healthcheck wait: ${url} answered 200 after ${ms} ms (attempt ${attempts})\n`,
@@ -91,7 +99,9 @@ async function run(argv: readonly string[]): Promise<void> {
       return;
     }
     // Once, so a slow start is visible in kubelet's FailedPostStartHook event without flooding it.
-    if (attempts === 1) process.stderr.write(`osm-healthcheck wait: waiting for ${url}: ${last.reason}\n`);
+    if (attempts === 1 && !attempt.ok) {
+      process.stderr.write(`osm-healthcheck wait: waiting for ${url}: ${attempt.reason}\n`);
+    }
   }
 }
 

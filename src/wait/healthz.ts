@@ -23,12 +23,14 @@ export async function getHealthz(host: string, port: number, timeoutMs: number):
     maxBodyBytes: BODY_CHARS,
   });
   if (!outcome.answered) {
-    return {
-      ok: false,
-      reason: outcome.error === undefined ? `no answer within ${timeoutMs} ms` : outcome.reason,
-    };
+    const timedOut = outcome.error === undefined;
+    return { ok: false, reason: timedOut ? `no answer within ${timeoutMs} ms` : outcome.reason, timedOut };
   }
   if (outcome.status === 200) return { ok: true };
   const line = outcome.body.toString('utf8').split('\n')[0]?.trim() ?? '';
-  return { ok: false, reason: `answered ${outcome.status}${line === '' ? '' : `: ${line}`}` };
+  return {
+    ok: false,
+    reason: `answered ${outcome.status}${line === '' ? '' : `: ${line}`}`,
+    timedOut: false,
+  };
 }

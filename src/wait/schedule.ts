@@ -33,8 +33,26 @@ export function nextStep(plan: WaitPlan, elapsedMs: number, lastStartMs: number 
   return { action: 'attempt', timeoutMs: Math.ceil(Math.min(plan.attemptTimeoutMs, left)) };
 }
 
-/** One attempt: the companion answered 200, answered something else, or could not be reached in time. */
-export type Attempt = { ok: true } | { ok: false; reason: string };
+/**
+ * One attempt: the companion answered 200, answered something else, or could not be reached (`timedOut`: nothing
+ * came back within the attempt's time).
+ */
+export type Attempt = { ok: true } | { ok: false; reason: string; timedOut: boolean };
+
+/**
+ * The attempt to name when `wait` gives up. An attempt that timed out within less than an attempt's own limit (the
+ * wait's last moments: a few ms on a busy machine) says nothing of the companion, so the one before it, if it
+ * failed otherwise (an answer of 503, a refused connection), is what the user is told.
+ */
+export function lastToSay(
+  plan: WaitPlan,
+  previous: Attempt | undefined,
+  latest: Attempt,
+  latestTimeoutMs: number,
+): Attempt {
+  const cutShort = !latest.ok && latest.timedOut && latestTimeoutMs < plan.attemptTimeoutMs;
+  return cutShort && previous !== undefined && !previous.ok ? previous : latest;
+}
 
 /** What `wait` says when it gives up: what it asked, for how long, how often, and the last answer. */
 export function giveUpMessage(url: string, plan: WaitPlan, attempts: number, last: Attempt | undefined) {

@@ -2,7 +2,7 @@
 // what it says then.
 
 import { describe, expect, it } from 'vitest';
-import { type Attempt, giveUpMessage, nextStep, type WaitPlan } from '../../src/wait/schedule.js';
+import { type Attempt, giveUpMessage, lastToSay, nextStep, type WaitPlan } from '../../src/wait/schedule.js';
 
 const PLAN: WaitPlan = { timeoutMs: 1000, intervalMs: 100, attemptTimeoutMs: 300 };
 
@@ -82,13 +82,13 @@ describe('giveUpMessage', () => {
     {
       name: 'refused',
       attempts: 3,
-      last: { ok: false, reason: 'connect ECONNREFUSED 127.0.0.1:15904' },
+      last: { ok: false, reason: 'connect ECONNREFUSED 127.0.0.1:15904', timedOut: false },
       want: `the companion did not answer 200 on ${url} within 1 s (3 attempts); last: connect ECONNREFUSED 127.0.0.1:15904`,
     },
     {
       name: 'one attempt',
       attempts: 1,
-      last: { ok: false, reason: 'answered 503: not ready' },
+      last: { ok: false, reason: 'answered 503: not ready', timedOut: false },
       want: `the companion did not answer 200 on ${url} within 1 s (1 attempt); last: answered 503: not ready`,
     },
     {
@@ -99,5 +99,56 @@ describe('giveUpMessage', () => {
     },
   ])('$name', ({ attempts, last, want }) => {
     expect(giveUpMessage(url, PLAN, attempts, last)).toBe(want);
+  });
+});
+
+describe('lastToSay', () => {
+  const plan = { timeoutMs: 1_500, intervalMs: 100, attemptTimeoutMs: 1_000 };
+  const refused: Attempt = { ok: false, reason: 'connect ECONNREFUSED 127.0.0.1:15904', timedOut: false };
+  const busy: Attempt = { ok: false, reason: 'answered 503: not ready', timedOut: false };
+  const silent = (ms: number): Attempt => ({
+    ok: false,
+    reason: `no answer within ${ms} ms`,
+    timedOut: true,
+  });
+  it.each<{ name: string; previous: Attempt | undefined; latest: Attempt; ms: number; want: Attempt }>([
+    {
+      name: "the wait's last 3 ms passed in silence: the 503 before",
+      previous: busy,
+      latest: silent(3),
+      ms: 3,
+      want: busy,
+    },
+    {
+      name: 'a whole attempt passed in silence: that silence',
+      previous: busy,
+      latest: silent(1_000),
+      ms: 1_000,
+      want: silent(1_000),
+    },
+    {
+      name: 'cut short, but nothing before it: the silence',
+      previous: undefined,
+      latest: silent(3),
+      ms: 3,
+      want: silent(3),
+    },
+    {
+      name: 'cut short, refused before: the refusal',
+      previous: refused,
+      latest: silent(3),
+      ms: 3,
+      want: refused,
+    },
+    {
+      name: 'cut short, but an answer came: that answer',
+      previous: refused,
+      latest: busy,
+      ms: 3,
+      want: busy,
+    },
+    { name: 'a 200 is always the latest', previous: busy, latest: { ok: true }, ms: 3, want: { ok: true } },
+  ])('$name', ({ previous, latest, ms, want }) => {
+    expect(lastToSay(plan, previous, latest, ms)).toEqual(want);
   });
 });
