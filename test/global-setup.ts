@@ -16,7 +16,10 @@ const shared = globalThis as { [RUN]?: Run };
 export default function setup(project: TestProject): () => void {
   if (shared[RUN] === undefined) {
     const root = fileURLToPath(new URL('..', import.meta.url));
-    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+    // scripts/test.mjs (npm test) built it once for both its vitest processes.
+    if (process.env.OSM_HC_DIST_BUILT !== '1') {
+      execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+    }
     shared[RUN] = { staged: stageCli(root), users: 0 };
   }
   const run = shared[RUN];
