@@ -74,6 +74,8 @@ describe("the README's two commands", () => {
     expect(readme).toContain('npm ci && npm run demo');
     expect(readme).toContain('npm ci && npm test');
     expect(scripts.demo).toBe('node scripts/demo.mjs');
-    expect(scripts.test).toMatch(/vitest run/);
+    // Type check and lint first, then every suite: scripts/test.mjs runs vitest's two lanes.
+    expect(scripts.test).toBe('tsc --noEmit && biome check . && node scripts/test.mjs');
+    expect(readFileSync(`${ROOT}scripts/test.mjs`, 'utf8')).toContain("[vitest, 'run', '--project', project");
   });
 });
