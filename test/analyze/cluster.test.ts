@@ -14,6 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { SERVING_CERT_ANNOTATION } from '../../src/webhook/tls/published-cert.js';
 import { runCli } from '../helpers/cli.js';
+
+/**
+ * Each analyze is a node start-up and a few round trips to an API server, seconds at most; on a machine busy with
+ * other suites (and other work) more, so it is killed only past runCli's default 10 s.
+ */
+const SLOW = { timeoutMs: 30_000 };
+
 import { ENVTEST_SERVERS, type Envtest, envtestNeeds, startEnvtest } from '../helpers/envtest.js';
 import { makeNamespace } from '../helpers/envtest-namespace.js';
 import {
@@ -104,6 +111,7 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
     const pods = (ns: string) => `/api/v1/namespaces/${ns}/pods`;
     const analyze = async (...args: string[]) => {
       const exit = await runCli(['analyze', '--kubeconfig', kubeconfig, ...args], {
+        ...SLOW,
         env: { KUBECONFIG: '' },
       });
       return { ...exit, report: (args.includes('json') ? JSON.parse(exit.stdout) : undefined) as Report };
@@ -440,7 +448,7 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
           inShop,
           kubeconfigFor(env.url, readFileSync(env.tokenFile('admin'), 'utf8'), env.caFile, 'shop'),
         );
-        const exit = await runCli(['analyze', '--kubeconfig', inShop, '-o', 'json', '--no-dry-run']);
+        const exit = await runCli(['analyze', '--kubeconfig', inShop, '-o', 'json', '--no-dry-run'], SLOW);
         expect((JSON.parse(exit.stdout) as Report).counts.uncovered).toBe(3);
       });
 
@@ -480,17 +488,18 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         const second = join(dir, 'kubeconfig-context');
         writeFileSync(second, 'apiVersion: v1\nkind: Config\ncurrent-context: test\n');
         const exit = await runCli(['analyze', '-A', '-o', 'json', '--no-dry-run'], {
+          ...SLOW,
           env: { KUBECONFIG: `${first}:${second}` },
         });
         expect(exit.code, exit.stderr).toBe(0);
         expect((JSON.parse(exit.stdout) as Report).cluster.context).toBe('test');
         // A wrong token is the cluster's refusal, exit 3, one line.
         writeFileSync(join(dir, 'kubeconfig-bad'), kubeconfigFor(env.url, 'not-a-token', env.caFile));
-        const refused = await runCli(['analyze', '--kubeconfig', join(dir, 'kubeconfig-bad'), '-A']);
+        const refused = await runCli(['analyze', '--kubeconfig', join(dir, 'kubeconfig-bad'), '-A'], SLOW);
         expect(refused.code).toBe(3);
         expect(refused.stderr.trim().split('\n')).toHaveLength(1);
         expect(refused.stderr).toMatch(/refused GET \/version: Unauthorized \(HTTP 401\) \[OSM_HC_CLUSTER\]/);
-      });
+      }, 60_000);
 
       it('a webhook that sets --companion-cpu-limit 0.5: analyze expects the 500m it stores, and exits 0', async () => {
         // The webhook's flag as the chart writes it, on the running webhook and in its Deployment alike.
