@@ -15,12 +15,6 @@ import { parseAllDocuments } from 'yaml';
 import { SERVING_CERT_ANNOTATION } from '../../src/webhook/tls/published-cert.js';
 import { runCli } from '../helpers/cli.js';
 
-/**
- * Each analyze is a node start-up and a few round trips to an API server, seconds at most; on a machine busy with
- * other suites (and other work) more, so it is killed only past runCli's default 10 s.
- */
-const SLOW = { timeoutMs: 30_000 };
-
 import { ENVTEST_SERVERS, type Envtest, envtestNeeds, startEnvtest } from '../helpers/envtest.js';
 import { makeNamespace } from '../helpers/envtest-namespace.js';
 import {
@@ -35,6 +29,12 @@ import { kubeconfigFor } from '../helpers/kubeconfig.js';
 import { file, skipWithout } from '../helpers/system-tools.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
 import { until } from '../helpers/until.js';
+
+/**
+ * Each analyze is a node start-up and a few round trips to an API server, seconds at most; on a machine busy with
+ * other suites (and other work) more, so it is killed only past runCli's default 10 s.
+ */
+const SLOW = { timeoutMs: 30_000 };
 
 type Json = Record<string, unknown>;
 
