@@ -7,13 +7,14 @@ const ROOT = fileURLToPath(new URL('.', import.meta.url));
 
 /**
  * The files that change the machine for everyone (network namespaces and iptables, root's powers, fixed ports):
- * one at a time, by the rule in test/lanes.ts. The rest run side by side, beside them too.
+ * one at a time, by the rule in test/lanes.ts. The rest run side by side; `npm test` (scripts/test.mjs) runs the
+ * two lanes in two processes at once, since one vitest process runs a one-worker project after all the others.
  */
 const ISOLATED = [...isolatedFiles(ROOT).keys()];
 
 /**
- * Side by side: most suites wait on processes, sockets and API servers more than they compute, so two more than
- * the cores keeps a 2-core machine busy without starving a timing-sensitive test (test/lanes.ts).
+ * Side by side: most suites wait on processes, sockets and API servers more than they compute, so one more than
+ * the cores keeps a 2-core machine busy without starving a timing-sensitive test.
  */
 const SIDE_BY_SIDE = Number(process.env.OSM_HC_TEST_WORKERS ?? availableParallelism() + 1);
 
@@ -25,7 +26,6 @@ export default defineConfig({
     // expect.poll waits for something a process or server does a moment later (a log line, a watch): on a machine
     // busy with other work that moment can pass 1 s, vitest's default, without anything being wrong.
     expect: { poll: { timeout: 10_000 } },
-    maxWorkers: SIDE_BY_SIDE + 1,
     // Every webhook a test starts (and its children: they inherit it) serves /metrics on an ephemeral port, not
     // on the fixed default: several run at once, here and in other checkouts on the machine. A test that names a
     // port, or another value of the variable, gives its own.
@@ -33,7 +33,8 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'isolated', include: ISOLATED, fileParallelism: false, maxWorkers: 1 },
+        // fileParallelism false: one worker, one file at a time.
+        test: { name: 'isolated', include: ISOLATED, fileParallelism: false },
       },
       {
         extends: true,

@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { formatSummary, ratioSummary, summary } from './stats.mjs';
 
 const ROUNDS = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? '15');
 const builds = process.argv.slice(2).map((arg) => {
@@ -72,13 +73,7 @@ function startOnce(cli) {
   });
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const cell = (values, digits) =>
-  `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+const cell = (values, digits) => formatSummary(summary(values), digits);
 
 try {
   const runs = new Map(builds.map((b) => [b.name, []]));
@@ -101,8 +96,11 @@ try {
     const own = runs.get(b.name);
     const bundle = statSync(join(dirname(b.cli), 'commands', 'webhook.mjs')).size / 1e6;
     const ratio = (field) =>
-      cell(
-        own.map((r, i) => r[field] / first[i][field]),
+      formatSummary(
+        ratioSummary(
+          own.map((r) => r[field]),
+          first.map((r) => r[field]),
+        ),
         2,
       );
     console.log(

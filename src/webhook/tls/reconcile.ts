@@ -188,7 +188,12 @@ async function pass(options: ReconcileOptions, state: State): Promise<void> {
 }
 
 /** A change of problem logged once: in place, or why not. */
-function report(options: ReconcileOptions, state: State, next: string | undefined, level: 'warn' | 'error') {
+function report(
+  options: ReconcileOptions,
+  state: State,
+  next: string | undefined,
+  level: 'warn' | 'error' = 'warn',
+) {
   if (next === state.problem) return;
   state.problem = next;
   const { log } = options;
@@ -229,7 +234,7 @@ export function startReconciler(options: ReconcileOptions): Reconciler {
     try {
       await pass(options, state);
       state.failures = 0;
-      report(options, state, undefined, 'warn');
+      report(options, state, undefined);
     } catch (err) {
       state.failures += 1;
       delay = Math.min(options.resyncMs, retryDelay(options.backoff, state.failures));
