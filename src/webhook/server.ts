@@ -73,6 +73,10 @@ const DRAIN_MS = 5_000;
 /** The API server's timeoutSeconds for a webhook when its configuration gives none, and deploy/webhook's. */
 export const DEFAULT_TIMEOUT_SECONDS = 5;
 
+/** Namespaces without the Pod Security label enforce this (--pod-security-default). */
+const defaultLevelOf = (options: WebhookOptions): PodSecurityLevel =>
+  options.podSecurity?.defaultLevel ?? 'privileged';
+
 /** What the webhook keeps of the cluster, each learnt or listed while it starts and never awaited. */
 interface ClusterSources {
   cluster: ClusterVersion | undefined;
@@ -105,8 +109,8 @@ function startClusterSources(options: WebhookOptions, recorder: WebhookRecorder)
   };
   // Until each is listed, admissions get what an unknown namespace or kubelet gets, and /readyz says which are
   // missing.
-  const defaultLevel = options.podSecurity?.defaultLevel ?? 'privileged';
-  const namespaces = watching && watchNamespacePolicies({ ...watching, defaultLevel });
+  const namespaces =
+    watching && watchNamespacePolicies({ ...watching, defaultLevel: defaultLevelOf(options) });
   const rules = watching && watchNamespaceRules(watching);
   const nodes = watching && watchNodeKubelets(watching);
   const caches = [namespaces, rules, nodes];
@@ -134,7 +138,6 @@ function appFor(
   readiness: { notReady: () => string | undefined; draining: () => boolean },
 ): WebhookApp {
   const { cluster, namespaces, rules, nodes } = sources;
-  const defaultLevel = options.podSecurity?.defaultLevel ?? 'privileged';
   return buildWebhookApp({
     tls: options.tls.initial,
     image: options.image,
@@ -144,7 +147,7 @@ function appFor(
       namespaces?.knowledge(namespace) ?? {
         state: 'known',
         policy: {
-          level: defaultLevel,
+          level: defaultLevelOf(options),
           version: 'latest',
           source: 'the default level: no API server to read namespace labels from',
         },
@@ -212,7 +215,7 @@ function logServing(options: WebhookOptions, port: number, metricsPort: number |
       ...options.tls.describe,
       image: options.image,
       placement: options.placement ?? 'auto',
-      podSecurityDefault: options.podSecurity?.defaultLevel ?? 'privileged',
+      podSecurityDefault: defaultLevelOf(options),
       clusterWatch: options.kube !== undefined,
       ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),
       ...(clusterVersion === undefined ? {} : { sidecarContainersGate: clusterVersion.sidecarGate }),
