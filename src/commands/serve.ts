@@ -221,7 +221,12 @@ async function readSettings(argv: readonly string[]): Promise<Settings> {
   };
 }
 
-async function bindListeners(settings: Settings, app: App, log: Logger): Promise<Listeners> {
+async function bindListeners(
+  settings: Settings,
+  app: App,
+  log: Logger,
+  recorder: Recorder,
+): Promise<Listeners> {
   const { ports, roles, passthrough } = settings;
   try {
     return await listen({
@@ -232,6 +237,7 @@ async function bindListeners(settings: Settings, app: App, log: Logger): Promise
       targetHost: settings.targetHost,
       log,
       host: settings.host,
+      onEvicted: (role) => recorder.connectionEvicted(role),
     });
   } catch (err) {
     await app.close();
@@ -297,7 +303,7 @@ async function run(argv: readonly string[]): Promise<void> {
     // With a table, header-driven probes run only the table's probes: its ports are the app's.
     onAsked: table === undefined ? (port) => asked.add(port) : undefined,
   });
-  listeners = await bindListeners(settings, app, log);
+  listeners = await bindListeners(settings, app, log, recorder);
   // A refused connect costs node a stack trace, formatted at once, that names only its own internals: 15 µs, a
   // fifth of the probe's CPU (BENCHMARKS.md). While serving, errors carry none unless debug logging asks for them.
   const stackTraceLimit = Error.stackTraceLimit;

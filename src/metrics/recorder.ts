@@ -1,5 +1,6 @@
 // What the companion counts for Prometheus, as plain numbers: probe runs, their durations and failure reasons, each
-// entry's timeout and first success, the in-flight gate and header-driven checks. No prom-client here: loading it costs start-up and memory in every pod (docs/metrics.md),
+// entry's timeout and first success, the in-flight gate, header-driven checks, and a caller's load: answers that
+// shared a check, connections evicted or cut. No prom-client here: loading it costs start-up and memory in every pod (docs/metrics.md),
 // so registry.ts, loaded on the first scrape, reads these numbers then. Every series is made up front from the
 // table and the fixed sets below, and callers pass table entries and enums, never label text: a hostile client
 // cannot grow the series set. Recording is O(1) and allocates nothing, so the probe path does not pay for metrics.
@@ -29,6 +30,17 @@ export const HEADER_CHECK_OUTCOMES = [
   'port_not_allowed',
 ] as const;
 export type HeaderCheckOutcome = (typeof HEADER_CHECK_OUTCOMES)[number];
+
+/** Why the companion cut a caller's connection before its answer (docs/security.md#under-load). */
+export const CUT_REASONS = [
+  /** Headers not complete within the header deadline, or a request not within its timeout. */
+  'timeout',
+  /** Bytes that are not an HTTP/1.1 request. */
+  'malformed',
+  /** Headers past their size limit (431). */
+  'too_large',
+] as const;
+export type CutReason = (typeof CUT_REASONS)[number];
 
 /** Header-driven probes name a port, not a container: they are counted together per handler. */
 export type ProbeLabels = {
@@ -101,6 +113,12 @@ export class Recorder {
   private readonly refusals = zeroes(LISTENER_ROLES);
   private readonly running = zeroes(LISTENER_ROLES);
   private readonly headerChecks = zeroes(HEADER_CHECK_OUTCOMES);
+  private readonly shared = zeroes(LISTENER_ROLES);
+  private readonly evictions = zeroes(LISTENER_ROLES);
+  private readonly cuts = Object.fromEntries(LISTENER_ROLES.map((l) => [l, zeroes(CUT_REASONS)])) as Record<
+    ListenerRole,
+    Record<CutReason, number>
+  >;
 
   /** `table`: the probe table serve runs; undefined, header-driven probes only. */
   constructor(table: ProbeTable | undefined) {
@@ -164,6 +182,21 @@ export class Recorder {
     this.headerChecks[outcome]++;
   }
 
+  /** A request answered by a check another request began (server/shared-checks.ts). */
+  sharedAnswer(listener: ListenerRole | undefined): void {
+    if (listener !== undefined) this.shared[listener]++;
+  }
+
+  /** A connection closed to make room for a caller holding fewer (server/source-shares.ts). */
+  connectionEvicted(listener: ListenerRole | undefined): void {
+    if (listener !== undefined) this.evictions[listener]++;
+  }
+
+  /** A connection cut before its answer: too slow, not HTTP, or too large. */
+  connectionCut(listener: ListenerRole | undefined, reason: CutReason): void {
+    if (listener !== undefined) this.cuts[listener][reason]++;
+  }
+
   // The read side, for registry.ts at scrape time: every series, made up front, so each exists (at 0) from the
   // first scrape on and rate() and absent() work at once.
 
@@ -205,6 +238,20 @@ export class Recorder {
 
   probesInFlight(): Sample<{ listener: ListenerRole }>[] {
     return LISTENER_ROLES.map((listener) => ({ labels: { listener }, value: this.running[listener] }));
+  }
+
+  sharedAnswers(): Sample<{ listener: ListenerRole }>[] {
+    return LISTENER_ROLES.map((listener) => ({ labels: { listener }, value: this.shared[listener] }));
+  }
+
+  connectionsEvicted(): Sample<{ listener: ListenerRole }>[] {
+    return LISTENER_ROLES.map((listener) => ({ labels: { listener }, value: this.evictions[listener] }));
+  }
+
+  connectionsCut(): Sample<{ listener: ListenerRole; reason: CutReason }>[] {
+    return LISTENER_ROLES.flatMap((listener) =>
+      CUT_REASONS.map((reason) => ({ labels: { listener, reason }, value: this.cuts[listener][reason] })),
+    );
   }
 
   headerCheckOutcomes(): Sample<{ outcome: HeaderCheckOutcome }>[] {

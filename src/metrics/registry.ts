@@ -69,13 +69,13 @@ export function createExposition(recorder: Recorder, options: ExpositionOptions)
   );
   counter(
     'probes_refused_total',
-    'Probes refused at once because their listener already had its limit of probes in flight.',
+    'Checks refused at once because their listener already had its limit of checks in flight and the caller held its share.',
     ['listener'],
     () => recorder.refused(),
   );
   new Gauge({
     name: `${METRIC_PREFIX}probes_in_flight`,
-    help: 'Probes running now, by the listener they came in on.',
+    help: 'Checks of the app running now, by the listener that began them.',
     labelNames: ['listener'],
     registers,
     collect() {
@@ -87,6 +87,24 @@ export function createExposition(recorder: Recorder, options: ExpositionOptions)
     'Requests on /osm-healthcheck by outcome: tcp, http, unwrapped (run), invalid (400), port_not_allowed (403: not a table probe, or a port outside --allowed-ports).',
     ['outcome'],
     () => recorder.headerCheckOutcomes(),
+  );
+  counter(
+    'shared_answers_total',
+    'Answers given from a check another request began (at most 100 ms before this one arrived): a flood of probe requests shows here, not at the app.',
+    ['listener'],
+    () => recorder.sharedAnswers(),
+  );
+  counter(
+    'connections_evicted_total',
+    'Connections closed to make room for a caller holding fewer, once a listener held its limit: one caller holding many connections shows here.',
+    ['listener'],
+    () => recorder.connectionsEvicted(),
+  );
+  counter(
+    'connections_cut_total',
+    'Connections cut before an answer, by why: timeout (headers past the header deadline, a request past its timeout), malformed (not HTTP/1.1), too_large (headers past 16 KiB).',
+    ['listener', 'reason'],
+    () => recorder.connectionsCut(),
   );
   new Counter({
     name: `${METRIC_PREFIX}restarts_total`,

@@ -31,7 +31,9 @@ export interface App {
 
 export async function buildApp(options: AppOptions): Promise<App> {
   const { table, headerRule, recorder, log, roleOf } = options;
-  const app = companionFastify(log, roleOf);
+  const app = companionFastify(log, roleOf, (socket, reason) =>
+    recorder.connectionCut(roleOf(socket), reason),
+  );
   const forward = probeForwarder(options);
   const serveEntry = entryServer(table, forward);
 

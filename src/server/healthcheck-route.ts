@@ -9,7 +9,7 @@ import { HEALTHCHECK_PATH, HTTP_PATH_HEADER } from '../scheme.js';
 import type { Forward } from './forwarder.js';
 import type { HeaderRule } from './header-probes.js';
 import type { CompanionFastify } from './instance.js';
-import { answer, closeIfBody } from './plain-answer.js';
+import { answer } from './plain-answer.js';
 import type { ServeEntry } from './probe-routes.js';
 import { matchPath } from './routing.js';
 
@@ -28,7 +28,6 @@ export function registerHealthcheckRoute(app: CompanionFastify, options: Healthc
   const { rule, recorder, forward, serveEntry, onAsked } = options;
 
   function healthcheck(request: FastifyRequest, reply: FastifyReply) {
-    closeIfBody(request, reply);
     const parsed = parseOriginalHeaders(originalHeaders(request.raw.rawHeaders));
     if (!parsed.ok) {
       recorder.headerCheck('invalid');

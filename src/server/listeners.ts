@@ -1,11 +1,13 @@
 // Binds the four companion ports and hands each connection to the HTTP app, or, on 15901-15903, to the TLS
-// passthrough (tls-passthrough.ts); on close, drains them within a grace.
+// passthrough (tls-passthrough.ts), each port's connections shared fairly by the callers' addresses
+// (source-shares.ts); on close, drains them within a grace.
 
 import type { Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { listenOn } from '../listen-address.js';
 import type { Logger } from '../log.js';
 import { LISTENER_ROLES, type ListenerRole } from '../scheme.js';
+import { SourceShares, sourceOf } from './source-shares.js';
 import { byFirstByte, tunnel } from './tls-passthrough.js';
 
 export interface ListenOptions {
@@ -23,6 +25,10 @@ export interface ListenOptions {
   log: Logger;
   /** Bind address; default all interfaces, IPv6 and IPv4 where the kernel has IPv6. */
   host?: string;
+  /** Connections held per port; past it a newcomer takes the place of the caller holding the most. Default 1024. */
+  maxConnectionsPerPort?: number;
+  /** Told of each connection closed to make room for a caller holding fewer. */
+  onEvicted?: (role: ListenerRole) => void;
 }
 
 export interface Listeners {
@@ -36,7 +42,9 @@ export interface Listeners {
   close(graceMs: number): Promise<void>;
 }
 
-const MAX_CONNECTIONS_PER_PORT = 1024;
+// A cap per port still bounds memory and file descriptors (4 ports, each connection in flight also one to the app),
+// but it is a share, never a wall: kubelet's connection takes the place of the caller holding the most.
+export const MAX_CONNECTIONS_PER_PORT = 1024;
 
 export async function listen(options: ListenOptions): Promise<Listeners> {
   const roles = new WeakMap<Socket, ListenerRole>();
@@ -49,20 +57,42 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
     options.http.emit('connection', socket);
   };
 
-  const onConnection = (role: ListenerRole) => (socket: Socket) => {
-    const port = role === 'healthcheck' ? undefined : options.passthrough(role);
-    if (port === undefined) return toHttp(socket, role);
-    byFirstByte(
-      socket,
-      () => tunnel(socket, options.targetHost, port, options.log.child({ listener: role }), tunnels),
-      () => toHttp(socket, role),
-    );
+  /** Admits the connection into its port's shares, closing one of the caller holding the most when full. */
+  const shared = (role: ListenerRole) => {
+    const shares = new SourceShares<Socket>(options.maxConnectionsPerPort ?? MAX_CONNECTIONS_PER_PORT);
+    return (socket: Socket): boolean => {
+      const source = sourceOf(socket.remoteAddress);
+      const admission = shares.add(source, socket);
+      if (!admission.admitted) {
+        socket.destroy();
+        return false;
+      }
+      socket.once('close', () => shares.delete(source, socket));
+      if (admission.evicted !== undefined) {
+        admission.evicted.destroy();
+        options.onEvicted?.(role);
+      }
+      return true;
+    };
+  };
+
+  const onConnection = (role: ListenerRole) => {
+    const admit = shared(role);
+    return (socket: Socket) => {
+      if (!admit(socket)) return;
+      const port = role === 'healthcheck' ? undefined : options.passthrough(role);
+      if (port === undefined) return toHttp(socket, role);
+      byFirstByte(
+        socket,
+        () => tunnel(socket, options.targetHost, port, options.log.child({ listener: role }), tunnels),
+        () => toHttp(socket, role),
+      );
+    };
   };
 
   try {
     for (const role of options.roles ?? LISTENER_ROLES) {
       const server = createServer({ noDelay: true }, onConnection(role));
-      server.maxConnections = MAX_CONNECTIONS_PER_PORT;
       servers.push(server);
       ports[role] = await listenOn(server, options.ports[role], options.host);
     }

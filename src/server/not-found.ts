@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import type { ListenerRole } from '../scheme.js';
 import type { ProbeTable } from '../table/types.js';
 import type { CompanionFastify } from './instance.js';
-import { answer, closeIfBody } from './plain-answer.js';
+import { answer } from './plain-answer.js';
 import { pathsFor } from './routing.js';
 
 export function registerNotFound(
@@ -14,7 +14,6 @@ export function registerNotFound(
   roleOf: (socket: Socket) => ListenerRole | undefined,
 ): void {
   app.setNotFoundHandler((request, reply) => {
-    closeIfBody(request, reply);
     const url = request.url;
     const query = url.indexOf('?');
     const path = query < 0 ? url : url.slice(0, query);

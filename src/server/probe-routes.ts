@@ -6,7 +6,7 @@ import { PROBE_KINDS, type ProbeKind, probePath } from '../scheme.js';
 import type { ProbeTable } from '../table/types.js';
 import type { Forward } from './forwarder.js';
 import type { CompanionFastify } from './instance.js';
-import { answer, closeIfBody } from './plain-answer.js';
+import { answer } from './plain-answer.js';
 import { selectEntry } from './routing.js';
 
 /** Answers a request for the table's `kind` entry of `container` (undefined: the kind's only one). */
@@ -43,14 +43,12 @@ export function registerProbeRoutes(app: CompanionFastify, serveEntry: ServeEntr
   for (const kind of PROBE_KINDS) {
     const constraints = { listener: kind };
     app.get(probePath(kind), { constraints }, (request, reply) => {
-      closeIfBody(request, reply);
       return serveEntry(request, reply, kind, undefined);
     });
     app.get<{ Params: { container: string } }>(
       `${probePath(kind)}/:container`,
       { constraints },
       (request, reply) => {
-        closeIfBody(request, reply);
         return serveEntry(request, reply, kind, request.params.container);
       },
     );

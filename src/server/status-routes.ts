@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import type { Exposition } from '../metrics/registry.js';
 import { HEALTHZ_PATH, METRICS_PATH } from '../scheme.js';
 import type { CompanionFastify } from './instance.js';
-import { answer, closeIfBody } from './plain-answer.js';
+import { answer } from './plain-answer.js';
 
 export interface StatusOptions {
   log: Logger;
@@ -18,14 +18,12 @@ export interface StatusOptions {
 export function registerStatusRoutes(app: CompanionFastify, options: StatusOptions): void {
   const { log } = options;
   const constraints = { listener: 'healthcheck' };
-  app.get(HEALTHZ_PATH, { constraints }, (request, reply) => {
-    closeIfBody(request, reply);
+  app.get(HEALTHZ_PATH, { constraints }, (_request, reply) => {
     return options.isReady()
       ? answer(reply, 200, 'ok')
       : answer(reply, 503, 'not ready: listeners starting or draining');
   });
-  app.get(METRICS_PATH, { constraints }, async (request, reply) => {
-    closeIfBody(request, reply);
+  app.get(METRICS_PATH, { constraints }, async (_request, reply) => {
     try {
       const exposition = await options.exposition();
       const text = await exposition.metrics();

@@ -10,11 +10,22 @@ export interface Answer {
   headers: Record<string, string | string[] | undefined>;
 }
 
-export function get(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Answer> {
+/** A kubelet-like GET: a new connection, kube-probe's User-Agent; `from` a loopback address of another caller. */
+export function get(
+  url: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+  from?: string,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method, headers: { 'user-agent': 'kube-probe/1.30', ...headers }, agent: false },
+      {
+        method,
+        headers: { 'user-agent': 'kube-probe/1.30', ...headers },
+        agent: false,
+        ...(from === undefined ? {} : { localAddress: from }),
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');

@@ -29,6 +29,8 @@ export interface CompanionOptions {
   targetHost?: string;
   host?: string;
   maxProbesPerListener?: number;
+  /** Connections held per port before a newcomer takes the place of the caller holding the most; default 1024. */
+  maxConnectionsPerPort?: number;
 }
 
 export async function startCompanion(options: CompanionOptions = {}): Promise<Companion> {
@@ -65,6 +67,8 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
     targetHost,
     log,
     host,
+    maxConnectionsPerPort: options.maxConnectionsPerPort,
+    onEvicted: (role) => recorder.connectionEvicted(role),
   });
   const bound = listeners;
   const base = host.includes(':') ? `[${host}]` : host;

@@ -21,7 +21,7 @@ const EXPOSITION_ONLY = [
   'process_cpu_user_seconds_total',
   'nodejs_eventloop_lag_seconds',
   'probe_duration_seconds',
-  'Probes refused at once',
+  'Checks refused at once',
 ];
 
 // Reports, on SIGUSR2, which files node's CommonJS loader holds (serve's own bundle runs through a vm.Script).

@@ -52,7 +52,11 @@ describe('GET /metrics', () => {
     holding = await holdingApp();
     companion = await startCompanion({
       table: {
-        liveness: { app: { httpGet: { port: holding.app.port }, timeoutSeconds: 5 } },
+        liveness: {
+          app: { httpGet: { port: holding.app.port }, timeoutSeconds: 5 },
+          b: { httpGet: { port: holding.app.port }, timeoutSeconds: 5 },
+          c: { httpGet: { port: holding.app.port }, timeoutSeconds: 5 },
+        },
         // The TCP header check below runs this entry: a header names only the table's own probes.
         readiness: { app: { tcpSocket: { port: holding.app.port } } },
       },
@@ -93,25 +97,31 @@ describe('GET /metrics', () => {
     expect(post.headers.allow).toBe('GET, HEAD');
   });
 
-  it('shows probes in flight while they run, refusals past the gate, and each run once it ends', async () => {
-    const probe = () => get(companion.url('liveness', '/osm-liveness-probe/app'));
-    const live = 'kind="liveness",container="app",handler="httpGet"';
+  it('shows checks in flight while they run, answers that shared one, refusals past the gate, and each check once it ends', async () => {
+    const probe = (container: string) => get(companion.url('liveness', `/osm-liveness-probe/${container}`));
+    const count = (m: Map<string, number>, key: string) => m.get(key) ?? 0;
+    const runs = (c: string) =>
+      `osm_healthcheck_probes_total{kind="liveness",container="${c}",handler="httpGet",verdict="success"}`;
+    const shared = 'osm_healthcheck_shared_answers_total{listener="liveness"}';
+    const refused = 'osm_healthcheck_probes_refused_total{listener="liveness"}';
     const before = await scrape();
-    const running = [probe(), probe()];
+    const running = [probe('app'), probe('b')];
     await holding.arrived(2);
+    // A second request for app within its check's first 100 ms joins it: the app sees no third request.
+    const joined = probe('app');
     const during = await scrape();
     expect(during.get('osm_healthcheck_probes_in_flight{listener="liveness"}')).toBe(2);
-    expect((await probe()).status).toBe(503);
+    // c would be a third check on a listener whose limit is 2, all of them this caller's own: refused at once.
+    expect((await probe('c')).status).toBe(503);
     holding.release();
-    expect((await Promise.all(running)).map((a) => a.status)).toEqual([200, 200]);
+    expect((await Promise.all([...running, joined])).map((a) => a.status)).toEqual([200, 200, 200]);
     const after = await scrape();
     expect(after.get('osm_healthcheck_probes_in_flight{listener="liveness"}')).toBe(0);
-    expect(after.get('osm_healthcheck_probes_refused_total{listener="liveness"}')).toBe(
-      (before.get('osm_healthcheck_probes_refused_total{listener="liveness"}') ?? 0) + 1,
-    );
-    expect(after.get(`osm_healthcheck_probes_total{${live},verdict="success"}`)).toBe(
-      (before.get(`osm_healthcheck_probes_total{${live},verdict="success"}`) ?? 0) + 2,
-    );
+    expect(count(after, refused)).toBe(count(before, refused) + 1);
+    expect(count(after, shared)).toBe(count(before, shared) + 1);
+    expect(count(after, runs('app'))).toBe(count(before, runs('app')) + 1);
+    expect(count(after, runs('b'))).toBe(count(before, runs('b')) + 1);
+    expect(count(after, runs('c'))).toBe(count(before, runs('c')));
   });
 
   it.each([
