@@ -24,17 +24,28 @@ export function boundPort(server: Server, port: number): number {
   return typeof address === 'object' && address !== null ? address.port : port;
 }
 
-/** `server` listening on `port` at `host` (or the default, as onListenAddress), with the port it bound. */
-export function listenOn(server: Server, port: number, host: string | undefined): Promise<number> {
+/**
+ * `server` listening on `port` at `host` (or the default, as onListenAddress), with the port it bound. `backlog`:
+ * connections the kernel holds before they are accepted (capped by net.core.somaxconn); node's default is 511.
+ */
+export function listenOn(
+  server: Server,
+  port: number,
+  host: string | undefined,
+  backlog?: number,
+): Promise<number> {
   return onListenAddress(
     host,
     (h) =>
       new Promise<number>((resolve, reject) => {
         server.once('error', reject);
-        server.listen({ port, host: h, ipv6Only: false }, () => {
-          server.off('error', reject);
-          resolve(boundPort(server, port));
-        });
+        server.listen(
+          { port, host: h, ipv6Only: false, ...(backlog === undefined ? {} : { backlog }) },
+          () => {
+            server.off('error', reject);
+            resolve(boundPort(server, port));
+          },
+        );
       }),
   );
 }

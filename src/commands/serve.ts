@@ -238,6 +238,7 @@ async function bindListeners(
       log,
       host: settings.host,
       onEvicted: (role) => recorder.connectionEvicted(role),
+      onShed: (role) => recorder.connectionCut(role, 'rate'),
     });
   } catch (err) {
     await app.close();

@@ -39,6 +39,8 @@ export const CUT_REASONS = [
   'malformed',
   /** Headers past their size limit (431). */
   'too_large',
+  /** Closed as soon as accepted: its caller opened more connections a second than its rate (server/source-rate.ts). */
+  'rate',
 ] as const;
 export type CutReason = (typeof CUT_REASONS)[number];
 

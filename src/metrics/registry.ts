@@ -102,7 +102,7 @@ export function createExposition(recorder: Recorder, options: ExpositionOptions)
   );
   counter(
     'connections_cut_total',
-    'Connections cut before an answer, by why: timeout (headers past the header deadline, a request past its timeout), malformed (not HTTP/1.1), too_large (headers past 16 KiB).',
+    'Connections cut before an answer, by why: timeout (headers past the header deadline, a request past its timeout), malformed (not HTTP/1.1), too_large (headers past 16 KiB), rate (closed as accepted: the caller opened more than 50 a second on the port).',
     ['listener', 'reason'],
     () => recorder.connectionsCut(),
   );

@@ -24,14 +24,19 @@ export const LIMITS = {
 } as const;
 
 /** What node's HTTP parser said of a client it gave up on, as a cut's reason; undefined: the client went away. */
-export function cutReasonOf(code: string | undefined): CutReason | undefined {
+export function cutReasonOf(code: string | undefined): Exclude<CutReason, 'rate'> | undefined {
   if (code === 'ECONNRESET' || code === 'EPIPE') return undefined;
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'timeout';
   if (code === 'HPE_HEADER_OVERFLOW') return 'too_large';
   return 'malformed';
 }
 
-const CUT_STATUS: Record<CutReason, number> = { timeout: 408, too_large: 431, malformed: 400 };
+/** The status node's parser's cuts are answered with (a cut for rate is closed before a byte is read). */
+const CUT_STATUS: Record<Exclude<CutReason, 'rate'>, number> = {
+  timeout: 408,
+  too_large: 431,
+  malformed: 400,
+};
 
 export function companionFastify(
   log: Logger,

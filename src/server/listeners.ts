@@ -7,6 +7,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { listenOn } from '../listen-address.js';
 import type { Logger } from '../log.js';
 import { LISTENER_ROLES, type ListenerRole } from '../scheme.js';
+import { SourceRate } from './source-rate.js';
 import { SourceShares, sourceOf } from './source-shares.js';
 import { byFirstByte, tunnel } from './tls-passthrough.js';
 
@@ -29,6 +30,8 @@ export interface ListenOptions {
   maxConnectionsPerPort?: number;
   /** Told of each connection closed to make room for a caller holding fewer. */
   onEvicted?: (role: ListenerRole) => void;
+  /** Told of each connection closed at once: its caller opened more than its rate (source-rate.ts). */
+  onShed?: (role: ListenerRole) => void;
 }
 
 export interface Listeners {
@@ -45,6 +48,10 @@ export interface Listeners {
 // A cap per port still bounds memory and file descriptors (4 ports, each connection in flight also one to the app),
 // but it is a share, never a wall: kubelet's connection takes the place of the caller holding the most.
 export const MAX_CONNECTIONS_PER_PORT = 1024;
+// When the kernel's queue of connections not yet accepted is full, it drops a new SYN, and kubelet's client sends it
+// again only after a second: a probe failed. A deep queue turns a flood that outpaces accept() for a moment into a
+// wait of milliseconds instead (each of a flooder's costs microseconds: source-rate.ts); somaxconn caps it (4096).
+const ACCEPT_BACKLOG = 65_535;
 
 export async function listen(options: ListenOptions): Promise<Listeners> {
   const roles = new WeakMap<Socket, ListenerRole>();
@@ -57,11 +64,20 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
     options.http.emit('connection', socket);
   };
 
-  /** Admits the connection into its port's shares, closing one of the caller holding the most when full. */
+  /**
+   * Admits the connection within its caller's rate and into its port's shares, closing one of the caller holding
+   * the most when full.
+   */
   const shared = (role: ListenerRole) => {
+    const rate = new SourceRate();
     const shares = new SourceShares<Socket>(options.maxConnectionsPerPort ?? MAX_CONNECTIONS_PER_PORT);
     return (socket: Socket): boolean => {
       const source = sourceOf(socket.remoteAddress);
+      if (!rate.take(source)) {
+        socket.destroy();
+        options.onShed?.(role);
+        return false;
+      }
       const admission = shares.add(source, socket);
       if (!admission.admitted) {
         socket.destroy();
@@ -94,7 +110,7 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
     for (const role of options.roles ?? LISTENER_ROLES) {
       const server = createServer({ noDelay: true }, onConnection(role));
       servers.push(server);
-      ports[role] = await listenOn(server, options.ports[role], options.host);
+      ports[role] = await listenOn(server, options.ports[role], options.host, ACCEPT_BACKLOG);
     }
   } catch (err) {
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));

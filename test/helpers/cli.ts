@@ -49,11 +49,11 @@ export function runScript(script: string, args: string[], options: RunOptions = 
   });
 }
 
-/** Starts a long-running CLI command (`cli`: another copy of dist/cli.mjs) and resolves with the first stdout JSON line matching `ready`. */
+/** Starts a long-running CLI command (`cli`: another copy of dist/cli.mjs) and resolves with the first stdout JSON line `isReady` takes. */
 export function startCli(
   args: string[],
   env: NodeJS.ProcessEnv,
-  ready: (line: Record<string, unknown>) => boolean,
+  isReady: (line: Record<string, unknown>) => boolean,
   cli = CLI,
 ): Promise<{ child: ChildProcess; line: Record<string, unknown>; output: () => string }> {
   return new Promise((resolve, reject) => {
@@ -67,12 +67,16 @@ export function startCli(
     child.stderr?.on('data', (d) => {
       err += d;
     });
+    let ready = false;
     child.stdout?.on('data', (d) => {
       out += d;
+      // Once ready, the lines are only kept: parsing all of them again on every chunk would stall this process.
+      if (ready) return;
       for (const text of out.split('\n')) {
         if (!text.startsWith('{')) continue;
         const line = JSON.parse(text) as Record<string, unknown>;
-        if (ready(line)) {
+        if (isReady(line)) {
+          ready = true;
           clearTimeout(timer);
           resolve({ child, line, output: () => out + err });
           return;
@@ -94,15 +98,18 @@ export type ServePorts = Record<'liveness' | 'readiness' | 'startup' | 'healthch
  */
 export async function startServe(
   table: unknown,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ child: ChildProcess; ports: ServePorts; stop(): Promise<void> }> {
   const { child, line } = await startCli(
     ['serve'],
     {
       OSM_HEALTHCHECK_PORTS: '0,0,0,0',
       OSM_HEALTHCHECK_HOST: '127.0.0.1',
-      OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
+      // undefined: no table, the osm-edge drop-in's header-driven probes only.
+      ...(table === undefined ? {} : { OSM_HEALTHCHECK_PROBES: JSON.stringify(table) }),
+      ...env,
     },
-    (l) => l.msg === 'serving',
+    (l) => l.msg === 'serving' || l.msg === 'serving header-driven probes only (no probe table)',
   );
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;

@@ -69,6 +69,7 @@ export async function startCompanion(options: CompanionOptions = {}): Promise<Co
     host,
     maxConnectionsPerPort: options.maxConnectionsPerPort,
     onEvicted: (role) => recorder.connectionEvicted(role),
+    onShed: (role) => recorder.connectionCut(role, 'rate'),
   });
   const bound = listeners;
   const base = host.includes(':') ? `[${host}]` : host;
