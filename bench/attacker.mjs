@@ -44,7 +44,9 @@ const REQUEST = {
   'valid-flood': () =>
     valid(
       path,
-      options.distinctPaths ? { ...options.headers, 'Original-Http-Path': `/flood/${sent++}` } : options.headers,
+      options.distinctPaths
+        ? { ...options.headers, 'Original-Http-Path': `/flood/${sent++}` }
+        : options.headers,
       'close',
     ),
   'refused-flood': () => valid('/osm-healthcheck', { 'Original-Tcp-Port': '1' }, 'close'),
@@ -54,7 +56,11 @@ const REQUEST = {
 /** One connection slot: opens, sends its shape's bytes, and when the companion closes it, opens the next. */
 function slot() {
   if (performance.now() >= until) return;
-  const socket = connect({ host, port, ...(options.from === undefined ? {} : { localAddress: options.from }) });
+  const socket = connect({
+    host,
+    port,
+    ...(options.from === undefined ? {} : { localAddress: options.from }),
+  });
   let connected = false;
   let drip;
   socket.setNoDelay(true);

@@ -178,7 +178,7 @@ async function scrape(ports: ServePorts): Promise<Map<string, number>> {
   return found;
 }
 
-function attacker(shape: Shape, mode: Mode, ports: ServePorts, requests: KubeletRequest[]) {
+function attacker(shape: Shape, ports: ServePorts, requests: KubeletRequest[]) {
   const kubelet = requests.find((r) => r.role === shape.role) ?? requests[0];
   const options = {
     from: ATTACKER,
@@ -250,7 +250,7 @@ describe.each<Mode>(['table', 'no table'])("kubelet's probes under another calle
       const { ports } = companion;
       if (AS_ROOT) setPriority(companion.child.pid as number, -10);
       const requests = kubeletRequests(mode, app.port);
-      const attack = attacker(shape, mode, ports, requests);
+      const attack = attacker(shape, ports, requests);
       try {
         const before = await scrape(ports);
         // The attack's first second in full swing before kubelet's first probe.
