@@ -16,7 +16,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll } from 'vitest';
 import { stringify } from 'yaml';
 import { KUBECTL_BIN } from './kustomize.js';
-import { type KubeObject, type NodeScript, scriptPodManifests } from './node-script-pod.js';
+import { type KubeObject, type NodeScript, SCRIPT_CONTAINER, scriptPodManifests } from './node-script-pod.js';
 import { file, IPTABLES, missing, type Need, OPENSSL, root, skipWithout, tool } from './system-tools.js';
 import { until } from './until.js';
 
@@ -44,7 +44,7 @@ export const NODE_NEEDS: readonly Need[] = [
   tool('ctr', 'apt-get install containerd'),
   tool('runc'),
   tool('buildah'),
-  file('/usr/lib/cni/bridge', 'apt-get install buildah (it brings containernetworking-plugins)'),
+  file('/usr/lib/cni/bridge', 'apt-get install containernetworking-plugins'),
   tool('etcd', 'apt-get install etcd-server'),
   IPTABLES,
   tool('conntrack'),
@@ -98,9 +98,11 @@ export interface NodeCluster {
   describe(namespace: string): Promise<string>;
 }
 
-/** Runs `bin args`, output kept; throws with it when it fails. */
+/** Runs `bin args`, output kept; throws with it when it fails. Says how long it took: the file's set-up cost. */
 async function run(what: string, bin: string, args: readonly string[], timeoutMs: number, env = {}) {
+  const start = Date.now();
   const result = await execa(bin, args, { reject: false, all: true, timeout: timeoutMs, env });
+  console.log(`node-cluster: ${what} ${((Date.now() - start) / 1000).toFixed(1)} s`);
   if (result.exitCode !== 0 || result.timedOut) {
     const why = result.timedOut ? `not done within ${timeoutMs / 1000} s` : `exited ${result.exitCode}`;
     throw new Error(`${what}: ${why}\n${result.all}`);
@@ -179,8 +181,15 @@ function cluster(runDir: string): NodeCluster {
   };
   const get = async (kind: string, name: string, namespace: string) =>
     JSON.parse(await kubectl(['get', kind, name, '-n', namespace, '-o', 'json'])) as KubeObject;
-  const logsOf = (name: string, namespace: string) =>
-    kubectl(['logs', '-n', namespace, name, '--all-containers', '--prefix']).catch((e: Error) => e.message);
+  /** A pod's logs, or why there are none; one container's, or every container's, each line prefixed. */
+  const logsOf = (name: string, namespace: string, container?: string) =>
+    kubectl([
+      'logs',
+      '-n',
+      namespace,
+      name,
+      ...(container === undefined ? ['--all-containers', '--prefix'] : ['-c', container]),
+    ]).catch((e: Error) => e.message);
   return {
     runDir,
     kubeconfig,
@@ -204,7 +213,7 @@ function cluster(runDir: string): NodeCluster {
       return {
         name,
         namespace,
-        logs: () => logsOf(name, namespace),
+        logs: () => logsOf(name, namespace, SCRIPT_CONTAINER),
         async finished(timeoutMs = 60_000) {
           let phase = '';
           await until(
@@ -216,7 +225,10 @@ function cluster(runDir: string): NodeCluster {
             () => `phase ${phase}`,
             timeoutMs,
           );
-          return { phase: phase as 'Succeeded' | 'Failed', logs: await logsOf(name, namespace) };
+          return {
+            phase: phase as 'Succeeded' | 'Failed',
+            logs: await logsOf(name, namespace, SCRIPT_CONTAINER),
+          };
         },
       };
     },
@@ -248,7 +260,9 @@ export async function startNodeCluster(runDir: string = NODE_RUN_DIR): Promise<R
   const lacking = missing(NODE_NEEDS);
   if (lacking !== '') throw new Error(`the node needs ${lacking}`);
   const archive = await imageArchive();
+  const waited = Date.now();
   const lock = await lockNode();
+  console.log(`node-cluster: ${NODE_LOCK} taken after ${((Date.now() - waited) / 1000).toFixed(1)} s`);
   let downed: Promise<void> | undefined;
   const down = () => {
     downed ??= run('down.sh', join(NODE_TOOLS, 'down.sh'), [runDir], DOWN_MS)

@@ -23,6 +23,8 @@ export interface NodeScript {
 /** Where the ConfigMap is mounted in the container, and the file the script is. */
 export const SCRIPT_DIR = '/osm-hc-script';
 export const SCRIPT_FILE = 'script.mjs';
+/** The container's name. */
+export const SCRIPT_CONTAINER = 'script';
 
 // biome-ignore lint/suspicious/noExplicitAny: Kubernetes objects, walked by the field names Kubernetes defines
 export type KubeObject = Record<string, any>;
@@ -46,7 +48,7 @@ export function scriptPodSpec(s: NodeScript, image: string): KubeObject {
     terminationGracePeriodSeconds: 1,
     containers: [
       {
-        name: 'script',
+        name: SCRIPT_CONTAINER,
         image,
         imagePullPolicy: 'Never',
         command: ['/usr/local/bin/node', `${SCRIPT_DIR}/${SCRIPT_FILE}`, ...(s.args ?? [])],

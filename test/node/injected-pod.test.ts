@@ -13,6 +13,7 @@ import { until } from '../helpers/until.js';
 
 const node = useNodeCluster('test/node/injected-pod.test.ts (a real one-node cluster)');
 const NS = 'osm-hc-injected';
+const OTHER_NS = 'osm-hc-peer';
 const COMPANION = 'osm-healthcheck';
 /** How long a pod may take to start, and a count of probes to grow, on a busy machine. */
 const READY_MS = 120_000;
@@ -23,6 +24,13 @@ createServer((req, res) => {
   console.log(JSON.stringify({ path: req.url, ua: req.headers['user-agent'] ?? '' }));
   res.end('ok');
 }).listen(8080);
+`;
+
+/** A peer: GETs each URL of its arguments, prints `STATUS URL`. */
+const PEER = `for (const url of process.argv.slice(2)) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+  console.log(res.status, url);
+}
 `;
 
 function deployment(name: string): KubeObject {
@@ -207,4 +215,25 @@ describe.skipIf(node.skip)('an injected Deployment on a real node (Kubernetes 1.
     },
     3 * READY_MS,
   );
+
+  it('a pod of another namespace reaches the companion on 15904 and 15901 (runNodeScript)', async () => {
+    const k = node.cluster();
+    const target = await readyPod(k, 'web-sidecar');
+    await k.createNamespace(OTHER_NS);
+    const peer = await k.runNodeScript({
+      name: 'peer',
+      namespace: OTHER_NS,
+      script: PEER,
+      args: [
+        `http://${target.status.podIP}:15904/healthz`,
+        `http://${target.status.podIP}:15901/osm-liveness-probe/app`,
+      ],
+    });
+    const { phase, logs } = await peer.finished(READY_MS);
+    expect({ phase, logs }).toMatchObject({ phase: 'Succeeded' });
+    expect(logs.trim().split('\n')).toEqual([
+      `200 http://${target.status.podIP}:15904/healthz`,
+      `200 http://${target.status.podIP}:15901/osm-liveness-probe/app`,
+    ]);
+  });
 });
