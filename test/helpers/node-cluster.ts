@@ -1,7 +1,7 @@
 // A real one-node Kubernetes v1.36.3 cluster (../shared/node, its README), for what only a node shows: kubelet's
 // probes through the companion, init's rules in a real pod, restarts, one pod against another. One cluster per
 // machine at a time, whoever runs it (other suites, other checkouts): `flock /tmp/osm-hc-node.lock` is held from
-// before up.sh to after down.sh. One cluster per test file (useNodeCluster), so a file pays ~30 s up and ~15 s down
+// before up.sh to after down.sh. One cluster per test file (useNodeCluster), so a file pays ~30 s up and 20-40 s down
 // once. Its run dir is fixed (/var/tmp/osm-healthcheck-node/run, the scripts' own default): a run killed before
 // its down.sh leaves the cluster up, and the next up.sh there brings it down first.
 // The project's image goes into the node's containerd as localhost/osm-healthcheck:test (scripts/image-archive.sh,
@@ -265,7 +265,9 @@ export async function startNodeCluster(runDir: string = NODE_RUN_DIR): Promise<R
   console.log(`node-cluster: ${NODE_LOCK} taken after ${((Date.now() - waited) / 1000).toFixed(1)} s`);
   let downed: Promise<void> | undefined;
   const down = () => {
-    downed ??= run('down.sh', join(NODE_TOOLS, 'down.sh'), [runDir], DOWN_MS)
+    // DRAIN_S: how long down.sh lets the kubelet end the pods (20 s by default) before it kills what is left
+    // itself; a test's pods need no graceful end.
+    downed ??= run('down.sh', join(NODE_TOOLS, 'down.sh'), [runDir], DOWN_MS, { DRAIN_S: '3' })
       .then(
         () => undefined,
         (e: Error) => console.error(`!!! ${e.message}`),
