@@ -174,6 +174,7 @@ describe.skipIf(skipWithout('shellcheck of the image scripts', [SHELLCHECK]))('s
     'scripts/emulation.sh',
     'scripts/standin-root.sh',
     'scripts/image-index.sh',
+    'scripts/image-archive.sh',
     'scripts/image-measure.sh',
     'scripts/runtime-root.sh',
     'image/osm-healthcheck',
