@@ -4,11 +4,12 @@
 // `--webhook` the webhook in a big cluster (webhook-cluster.mjs).
 // `--inject` inject's time and memory by input size (inject.mjs); `--recorder` what recording a probe run for
 // /metrics costs against the floor of any counting (recorder.mjs); `--analyze` analyze over 10,000 pods on a real
-// kube-apiserver (analyze.mjs).
+// kube-apiserver (analyze.mjs); `--attack` each caller-load shape beside a kubelet-like prober (attack.mjs).
 
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { analyzePlan, renderAnalyze, runAnalyzeBench } from './analyze.mjs';
+import { attackPlan, renderAttack, runAttack } from './attack.mjs';
 import { grpcProbe, httpProbe, load, tcpProbe } from './clients.mjs';
 import { CLI, contenders, launch, POD, probeCompanion, probeFloor } from './contenders.mjs';
 import { fleetOptions } from './fleet-options.mjs';
@@ -39,6 +40,7 @@ let webhookRun;
 let injectSizes;
 let recorderRun;
 let analyzeRun;
+let attackRun;
 try {
   const { values } = parseArgs({
     options: {
@@ -51,8 +53,10 @@ try {
       node: { type: 'string', multiple: true },
       webhook: { type: 'boolean' },
       analyze: { type: 'boolean' },
+      attack: { type: 'boolean' },
     },
   });
+  if (values.attack) attackRun = attackPlan(process.env);
   if (values.analyze) analyzeRun = analyzePlan(process.env);
   if (values.soak !== undefined) soakPlan = soakOptions(values.soak, process.env);
   if (values.webhook) webhookRun = webhookPlan(process.env);
@@ -85,6 +89,19 @@ if (analyzeRun !== undefined) {
   const text = renderAnalyze(await runAnalyzeBench(analyzeRun, cli), info);
   process.stdout.write(`${text}\n`);
   if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, 'analyze');
+  else process.stderr.write(`BENCH_CLI=${process.env.BENCH_CLI}: BENCHMARKS.md left as it was\n`);
+  process.exit(0);
+}
+
+// The attack shapes are a run of their own: the companion on the server core, this process (kubelet's prober, the
+// app) and the attacker on the client core.
+if (attackRun !== undefined) {
+  if (pinned) spawnSync('taskset', ['-a', '-p', '-c', CLIENT_CORE, String(process.pid)], { stdio: 'ignore' });
+  const cli = process.env.BENCH_CLI ?? 'dist/cli.mjs';
+  const info = machineInfo(cli);
+  const text = renderAttack(await runAttack(attackRun, (line) => process.stderr.write(`${line}\n`)), info);
+  process.stdout.write(`${text}\n`);
+  if (process.env.BENCH_CLI === undefined) writeBenchmarks(text, 'attack');
   else process.stderr.write(`BENCH_CLI=${process.env.BENCH_CLI}: BENCHMARKS.md left as it was\n`);
   process.exit(0);
 }

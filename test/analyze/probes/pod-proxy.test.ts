@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI } from '../../helpers/cli.js';
 import { get } from '../../helpers/client.js';
 import { ENVTEST_NEEDS, type Envtest } from '../../helpers/envtest.js';
+import { pastFreshWindow } from '../../helpers/next-check.js';
 import { IP, root, skipWithout } from '../../helpers/system-tools.js';
 import { until } from '../../helpers/until.js';
 import { type ProbesCluster, probesCluster, writeRestart } from './probes-cluster.js';
@@ -55,8 +56,10 @@ describe.skipIf(skip)("analyze --probes --companion-metrics through the API serv
       return answer?.status === 200;
     });
     // Kubelet's liveness probes: the app behind the companion refuses each.
-    for (let i = 0; i < 5; i++)
+    for (let i = 0; i < 5; i++) {
+      await pastFreshWindow();
       expect((await get(`http://${POD_IP}:15901/osm-liveness-probe/app`)).status).toBe(503);
+    }
 
     cluster = await probesCluster(NS);
     env = cluster.env;

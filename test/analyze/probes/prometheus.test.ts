@@ -11,6 +11,7 @@ import { httpApp, type Running } from '../../helpers/apps.js';
 import { startServe } from '../../helpers/cli.js';
 import { get } from '../../helpers/client.js';
 import { ENVTEST_NEEDS, type Envtest } from '../../helpers/envtest.js';
+import { pastFreshWindow } from '../../helpers/next-check.js';
 import { type Prometheus, skipWithoutPrometheus, startPrometheusWith } from '../../helpers/prometheus.js';
 import { skipWithout } from '../../helpers/system-tools.js';
 import { until } from '../../helpers/until.js';
@@ -113,12 +114,15 @@ describe.skipIf(skip)('analyze --probes with a real Prometheus scraping real com
       const up = await (prometheus as Prometheus).query('up == 1');
       return up.length === jobs.length;
     });
-    // Kubelet's probes: PROBES of each kind to each companion, four in flight per probe (the machine is shared:
-    // more would measure its load, not the apps).
+    // Kubelet's probes: PROBES of each kind to each companion, one after another and each past the last one's check
+    // (src/server/shared-checks.ts), as kubelet's period always is.
     const chain = async (probe: () => Promise<unknown>) => {
-      for (let i = 0; i < PROBES / 4; i++) await probe();
+      for (let i = 0; i < PROBES; i++) {
+        await probe();
+        await pastFreshWindow();
+      }
     };
-    await Promise.all(kubelet.flatMap((probe) => Array.from({ length: 4 }, () => chain(probe))));
+    await Promise.all(kubelet.map((probe) => chain(probe)));
     await until('Prometheus has scraped every probe', async () => {
       const counted = await (prometheus as Prometheus).query(
         'sum(osm_healthcheck_probe_duration_seconds_count{kind!="healthcheck"})',
