@@ -82,7 +82,8 @@ async function probeFor(port, request, seconds) {
   return results;
 }
 
-function longestRun(results) {
+/** The longest run of failures in a row: kubelet restarts at failureThreshold (3 by default) of them. */
+export function longestRun(results) {
   let longest = 0;
   let run = 0;
   for (const r of results) {

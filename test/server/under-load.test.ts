@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { setPriority } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { longestRun } from '../../bench/attack.mjs';
 import { COMPANION_RESOURCES } from '../../src/rewrite/resources/defaults.js';
 import { kubeletHttpProbe } from '../e2e/kubelet-http.js';
 import { httpApp, type Running } from '../helpers/apps.js';
@@ -153,16 +154,6 @@ async function probeFor(ports: ServePorts, request: KubeletRequest, seconds: num
     else next = performance.now();
   }
   return results;
-}
-
-function longestRun(results: readonly { ok: boolean }[]): number {
-  let longest = 0;
-  let run = 0;
-  for (const r of results) {
-    run = r.ok ? 0 : run + 1;
-    longest = Math.max(longest, run);
-  }
-  return longest;
 }
 
 /** `name{labels}` -> value for the companion's own series. */
