@@ -40,6 +40,7 @@ import { type Listeners, listen } from '../server/listeners.js';
 import { osmEdgeProber } from '../server/osm-edge-answers.js';
 import { parseRestarts } from '../server/restarts.js';
 import { passthroughPort } from '../server/routing.js';
+import { FRESH_MS, parseSharedCheckWindow } from '../server/shared-checks.js';
 import { stopOnSignals } from '../server/shutdown.js';
 import { describeHandler } from '../table/describe.js';
 import { loadProbeTable } from '../table/load.js';
@@ -66,6 +67,9 @@ Flags (each also read from the environment variable shown; flags win):
                          probes that speak HTTPS to the companion (OSM's older form; inject never writes one)
                          (OSM_HEALTHCHECK_TLS_PASSTHROUGH=true; default off: such a connection gets a 400)
   --host ADDRESS         bind address (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
+  --shared-check-window MS
+                         requests for a probe within MS of the start of its check share it: one check of the
+                         app at a time per probe (OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS; 0-${FRESH_MS}, default ${FRESH_MS})
   --log-level LEVEL      ${LOG_LEVELS.join('|')} (OSM_HEALTHCHECK_LOG_LEVEL; default info)
   --shutdown-grace SECONDS
                          on SIGTERM, wait at most this long for the app to stop before draining
@@ -123,6 +127,7 @@ function parseServeFlags(argv: readonly string[]) {
     'shutdown-grace': { type: 'string' },
     'osm-edge-compat': { type: 'boolean' },
     'tls-passthrough': { type: 'boolean' },
+    'shared-check-window': { type: 'string' },
     verbosity: { type: 'string', short: 'v' },
   });
 }
@@ -143,6 +148,7 @@ interface Settings {
   headerRule: HeaderRule;
   /** The app port a TLS connection on each kind's listener goes to; empty unless --tls-passthrough. */
   passthrough: Partial<Record<ProbeKind, number>>;
+  sharedCheckWindowMs: number;
 }
 
 function listenPorts(values: Values): Record<ListenerRole, number> {
@@ -156,6 +162,17 @@ function allowedFlag(values: Values): ReadonlySet<number> | undefined {
   if (text === undefined) return undefined;
   const from = sourceName(values['allowed-ports'], '--allowed-ports', 'OSM_HEALTHCHECK_ALLOWED_PORTS');
   return portSet(parsePortRanges(text, from));
+}
+
+const WINDOW_ENV = 'OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS';
+
+function sharedCheckWindow(values: Values): number {
+  const text = flagOrEnv(values['shared-check-window'], WINDOW_ENV);
+  if (text === undefined) return FRESH_MS;
+  return parseSharedCheckWindow(
+    text,
+    sourceName(values['shared-check-window'], '--shared-check-window', WINDOW_ENV),
+  );
 }
 
 function graceSeconds(values: Values): number {
@@ -218,6 +235,7 @@ async function readSettings(argv: readonly string[]): Promise<Settings> {
     table,
     headerRule: headerRule(table, allowed),
     passthrough: passthroughPorts(values, table, compat),
+    sharedCheckWindowMs: sharedCheckWindow(values),
   };
 }
 
@@ -299,6 +317,7 @@ async function run(argv: readonly string[]): Promise<void> {
     roleOf: (socket) => listeners?.roleOf(socket),
     isReady: () => listeners !== undefined && !draining,
     maxProbesPerListener: MAX_PROBES_PER_LISTENER,
+    sharedCheckWindowMs: settings.sharedCheckWindowMs,
     recorder,
     exposition: lazyExposition(recorder, { version: pkg.version, restarts: settings.restarts }),
     // With a table, header-driven probes run only the table's probes: its ports are the app's.

@@ -30,6 +30,8 @@ export interface ForwarderOptions {
   maxProbesPerListener: number;
   /** Counts checks (verdict, duration, failure reason), refusals, checks in flight, shared answers, header checks. */
   recorder: Recorder;
+  /** How old a check may be at a request's arrival to answer it (shared-checks.ts); default FRESH_MS. */
+  sharedCheckWindowMs?: number;
 }
 
 /**
@@ -72,7 +74,7 @@ export function probeForwarder(options: ForwarderOptions): Forward {
     return gate;
   };
   const warnFailure = budgetedWarn(log, FAILURE_LINES_PER_SECOND);
-  const checks = new SharedChecks<ProbeEntry | string, string, Checked>();
+  const checks = new SharedChecks<ProbeEntry | string, string, Checked>(options.sharedCheckWindowMs);
 
   /** One check of the app, begun for `sources` on `role`'s listener. */
   async function check(

@@ -6,8 +6,22 @@
 // is 1 s, always reads its probe's truth. The checks themselves are the caller's (`start`); this only decides
 // which requests share which check.
 
-/** How old a check may be, at a request's arrival, to answer it. */
+import { badFlagValue } from '../flags.js';
+
+/** How old a check may be, at a request's arrival, to answer it: the default and the most serve takes. */
 export const FRESH_MS = 100;
+
+/**
+ * `--shared-check-window`: whole milliseconds, 0 to FRESH_MS. Shorter windows are for a clock that runs faster
+ * than kubelet's (the end-to-end tests play a kubelet second in 100 ms); 0 still keeps one check at a time.
+ */
+export function parseSharedCheckWindow(text: string, field: string): number {
+  const ms = Number(text);
+  if (!/^\d+$/.test(text) || ms > FRESH_MS) {
+    throw badFlagValue(field, text, `whole milliseconds, 0 to ${FRESH_MS}`);
+  }
+  return ms;
+}
 
 /** A request's share of a check: `shared` when another request began it. */
 export interface Joined<R> {

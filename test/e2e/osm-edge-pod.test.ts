@@ -17,7 +17,7 @@ import { LAB_READY, warnUnlessRoot } from '../init/lab.js';
 import { osmEdgeInject } from '../rewrite/osm-edge-injector.js';
 import { type Bundle, bundle } from './bundle.js';
 import { playOsmEdgePod } from './osm-edge-pod.js';
-import type { Phase } from './pod.js';
+import { type Phase, PLAYED_TICK_MS } from './pod.js';
 import { readPodSpec } from './pod-spec.js';
 import { osmEnvoyProbes, pipyProbes } from './sidecar-standin.js';
 
@@ -32,7 +32,7 @@ const OSM_INJECTED = readFileSync(`${FIXTURES}shop.osm.yaml`, 'utf8');
 /** The image osm-edge's injector was given for its healthcheck container (OSM_DEFAULT_HEALTHCHECK_CONTAINER_IMAGE). */
 const IMAGE = 'osm-healthcheck:0.1.0';
 const PHASES: readonly Phase[] = ['healthy', 'unhealthy', 'dead', 'healthy'];
-const TICK_MS = 100;
+const TICK_MS = PLAYED_TICK_MS;
 const PHASE_TICKS = 20;
 
 const specOf = (text: string) => (parse(text) as { spec: PodSpec }).spec;

@@ -11,7 +11,7 @@ import { COMPANION_UID } from '../../src/scheme.js';
 import { stagedCli } from '../helpers/staged-cli.js';
 import { Lab, POD } from '../init/lab.js';
 import { KubeletStandin } from './kubelet-standin.js';
-import { appStarter, IMAGE_ENV, type Phase, playPhases, proberCall } from './pod.js';
+import { appStarter, IMAGE_ENV, type Phase, PLAYED_CLOCK_ENV, playPhases, proberCall } from './pod.js';
 import { type ContainerSpec, readPodSpec, setprivArgs } from './pod-spec.js';
 import { Processes, type Running } from './processes.js';
 import { type SidecarProbe, startSidecarStandin } from './sidecar-standin.js';
@@ -66,7 +66,17 @@ function ourArgv(c: ContainerSpec): string[] {
   }
   // No env of its own (osm-edge writes none): no POD_IP, so probes dial 127.0.0.1, as osm-edge's binary does.
   const user = setprivArgs({ runAsUser: COMPANION_UID, ...c.securityContext });
-  return ['env', '-i', ...IMAGE_ENV, ...user, process.execPath, CLI, ...osmHealthcheckArgs(), ...c.args];
+  return [
+    'env',
+    '-i',
+    ...IMAGE_ENV,
+    ...PLAYED_CLOCK_ENV,
+    ...user,
+    process.execPath,
+    CLI,
+    ...osmHealthcheckArgs(),
+    ...c.args,
+  ];
 }
 
 export async function playOsmEdgePod(play: OsmEdgePlay): Promise<OsmEdgeResult> {

@@ -14,7 +14,7 @@ import { runCli } from '../helpers/cli.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
 import { backendWorks, LAB_READY, warnUnlessRoot } from '../init/lab.js';
 import { type Bundle, bundle } from './bundle.js';
-import { type Family, type Phase, playPod } from './pod.js';
+import { type Family, type Phase, PLAYED_TICK_MS, playPod } from './pod.js';
 
 warnUnlessRoot('test/e2e/pod.test.ts (a whole pod in network namespaces)');
 
@@ -23,7 +23,7 @@ const FIXTURES = fileURLToPath(new URL('../fixtures/e2e/', import.meta.url));
 const IMAGE = 'osm-healthcheck:e2e';
 const PHASES: readonly Phase[] = ['healthy', 'unhealthy', 'dead', 'healthy'];
 /** One kubelet second is 100 ms; each phase lasts 20 of them, at least twice what its decisions take. */
-const TICK_MS = 100;
+const TICK_MS = PLAYED_TICK_MS;
 const PHASE_TICKS = 20;
 
 const READY = 'ready';

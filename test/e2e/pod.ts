@@ -6,6 +6,7 @@
 // from the moment it started, against the pod IP, while the test moves the apps through phases. Whatever
 // happens, every process is killed and both namespaces are removed.
 
+import { FRESH_MS } from '../../src/server/shared-checks.js';
 import { stagedCli } from '../helpers/staged-cli.js';
 import { type Backend, Lab, POD } from '../init/lab.js';
 import { type AppConfig, appServers } from './app-config.js';
@@ -57,6 +58,15 @@ export const IMAGE_ENV = [
   'NODE_ENV=production',
 ];
 const START_TIMEOUT_MS = 15_000;
+/** A played kubelet second, in real milliseconds: the played pods run ten times faster than kubelet's clock. */
+export const PLAYED_TICK_MS = 100;
+/**
+ * The companion answers a probe from a check begun at most 100 ms before it (src/server/shared-checks.ts), a tenth
+ * of kubelet's shortest period; with kubelet's second played in PLAYED_TICK_MS, the window is scaled with it.
+ */
+export const PLAYED_CLOCK_ENV = [
+  `OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS=${Math.round((FRESH_MS * PLAYED_TICK_MS) / 1000)}`,
+];
 
 /** The container's process: `env -i <image env> <container env> [setpriv ...] node dist/cli.mjs <args>`. */
 export function cliArgv(c: ContainerSpec, podIp: string): string[] {
@@ -75,7 +85,7 @@ export function hookArgv(c: ContainerSpec, command: readonly string[], podIp: st
 
 function containerPrefix(c: ContainerSpec, podIp: string): string[] {
   const env = Object.entries(containerEnv(c.env, { 'status.podIP': podIp })).map(([k, v]) => `${k}=${v}`);
-  return ['env', '-i', ...IMAGE_ENV, ...env, ...setprivArgs(c.securityContext)];
+  return ['env', '-i', ...IMAGE_ENV, ...PLAYED_CLOCK_ENV, ...env, ...setprivArgs(c.securityContext)];
 }
 
 /**
