@@ -199,6 +199,20 @@ describe('serve', () => {
       message: `--shutdown-grace "30s" is not accepted (whole seconds, 0 or more: the pod's terminationGracePeriodSeconds)`,
     },
     {
+      name: 'a shared-check window past 100 ms (an answer older than that is not the probe of now)',
+      args: ['--shared-check-window', '250'],
+      env: {},
+      code: 2,
+      message: '--shared-check-window "250" is not accepted (whole milliseconds, 0 to 100)',
+    },
+    {
+      name: 'a bad shared-check window env',
+      args: [],
+      env: { OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS: '0.5' },
+      code: 2,
+      message: 'env OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS "0.5" is not accepted (whole milliseconds, 0 to 100)',
+    },
+    {
       name: 'a bad grace env',
       args: [],
       env: { OSM_HEALTHCHECK_SHUTDOWN_GRACE_SECONDS: '-1' },

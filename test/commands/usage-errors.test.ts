@@ -94,6 +94,7 @@ const FLAG_VALUES: Record<string, Record<string, Bad | NoBad>> = {
     '--host': { none: 'an address it cannot bind is OSM_HC_LISTEN' },
     '--log-level': { args: ['--log-level', 'loud'] },
     '--shutdown-grace': { args: ['--shutdown-grace', '30s'] },
+    '--shared-check-window': { args: ['--shared-check-window', '101'] },
     '--verbosity': { args: ['--osm-edge-compat', '--verbosity', 'loud'] },
   },
   wait: {
