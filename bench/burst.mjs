@@ -57,6 +57,8 @@ export async function runBurst({ build, tree, limitBytes, seconds }) {
     });
     const companion = spawnCommand(cg.wrap(pod.run(companionArgv(build))), {
       OSM_HEALTHCHECK_PROBES: JSON.stringify(SLOW_TABLE),
+      // A burst from one address, as the soak's: the per-caller rate off (contenders.mjs says why).
+      OSM_HEALTHCHECK_CALLER_RATE: '0',
     });
     started.push(companion);
     // serve's exits, each restarted by the supervisor (its log line).

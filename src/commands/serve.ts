@@ -42,6 +42,7 @@ import { parseRestarts } from '../server/restarts.js';
 import { passthroughPort } from '../server/routing.js';
 import { FRESH_MS, parseSharedCheckWindow } from '../server/shared-checks.js';
 import { stopOnSignals } from '../server/shutdown.js';
+import { CONNECTION_RATE } from '../server/source-rate.js';
 import { describeHandler } from '../table/describe.js';
 import { loadProbeTable } from '../table/load.js';
 import { entries } from '../table/parse.js';
@@ -67,6 +68,8 @@ Flags (each also read from the environment variable shown; flags win):
                          probes that speak HTTPS to the companion (OSM's older form; inject never writes one)
                          (OSM_HEALTHCHECK_TLS_PASSTHROUGH=true; default off: such a connection gets a 400)
   --host ADDRESS         bind address (OSM_HEALTHCHECK_HOST; default :: and 0.0.0.0)
+  --caller-rate N        new connections a second each caller address may open on a port; past it they are
+                         closed as accepted (OSM_HEALTHCHECK_CALLER_RATE; default ${CONNECTION_RATE.perSecond}, ${CONNECTION_RATE.burst} at once; 0: no limit)
   --shared-check-window MS
                          requests for a probe within MS of the start of its check share it: one check of the
                          app at a time per probe (OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS; 0-${FRESH_MS}, default ${FRESH_MS})
@@ -128,6 +131,7 @@ function parseServeFlags(argv: readonly string[]) {
     'osm-edge-compat': { type: 'boolean' },
     'tls-passthrough': { type: 'boolean' },
     'shared-check-window': { type: 'string' },
+    'caller-rate': { type: 'string' },
     verbosity: { type: 'string', short: 'v' },
   });
 }
@@ -149,6 +153,7 @@ interface Settings {
   /** The app port a TLS connection on each kind's listener goes to; empty unless --tls-passthrough. */
   passthrough: Partial<Record<ProbeKind, number>>;
   sharedCheckWindowMs: number;
+  callerRate: number;
 }
 
 function listenPorts(values: Values): Record<ListenerRole, number> {
@@ -165,6 +170,18 @@ function allowedFlag(values: Values): ReadonlySet<number> | undefined {
 }
 
 const WINDOW_ENV = 'OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS';
+const CALLER_RATE_ENV = 'OSM_HEALTHCHECK_CALLER_RATE';
+
+function callerRate(values: Values): number {
+  const text = flagOrEnv(values['caller-rate'], CALLER_RATE_ENV);
+  if (text === undefined) return CONNECTION_RATE.perSecond;
+  const rate = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(rate)) {
+    const from = sourceName(values['caller-rate'], '--caller-rate', CALLER_RATE_ENV);
+    throw badFlagValue(from, text, 'whole connections a second, 0 for no limit');
+  }
+  return rate;
+}
 
 function sharedCheckWindow(values: Values): number {
   const text = flagOrEnv(values['shared-check-window'], WINDOW_ENV);
@@ -236,6 +253,7 @@ async function readSettings(argv: readonly string[]): Promise<Settings> {
     headerRule: headerRule(table, allowed),
     passthrough: passthroughPorts(values, table, compat),
     sharedCheckWindowMs: sharedCheckWindow(values),
+    callerRate: callerRate(values),
   };
 }
 
@@ -257,6 +275,7 @@ async function bindListeners(
       host: settings.host,
       onEvicted: (role) => recorder.connectionEvicted(role),
       onShed: (role) => recorder.connectionCut(role, 'rate'),
+      callerRate: settings.callerRate,
     });
   } catch (err) {
     await app.close();

@@ -7,7 +7,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { listenOn } from '../listen-address.js';
 import type { Logger } from '../log.js';
 import { LISTENER_ROLES, type ListenerRole } from '../scheme.js';
-import { SourceRate } from './source-rate.js';
+import { CONNECTION_RATE, SourceRate } from './source-rate.js';
 import { SourceShares, sourceOf } from './source-shares.js';
 import { byFirstByte, tunnel } from './tls-passthrough.js';
 
@@ -32,6 +32,8 @@ export interface ListenOptions {
   onEvicted?: (role: ListenerRole) => void;
   /** Told of each connection closed at once: its caller opened more than its rate (source-rate.ts). */
   onShed?: (role: ListenerRole) => void;
+  /** New connections a second per caller address and port (source-rate.ts); 0: no limit. Default 50. */
+  callerRate?: number;
 }
 
 export interface Listeners {
@@ -69,11 +71,12 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
    * the most when full.
    */
   const shared = (role: ListenerRole) => {
-    const rate = new SourceRate();
+    const perSecond = options.callerRate ?? CONNECTION_RATE.perSecond;
+    const rate = perSecond === 0 ? undefined : new SourceRate(perSecond, CONNECTION_RATE.burst);
     const shares = new SourceShares<Socket>(options.maxConnectionsPerPort ?? MAX_CONNECTIONS_PER_PORT);
     return (socket: Socket): boolean => {
       const source = sourceOf(socket.remoteAddress);
-      if (!rate.take(source)) {
+      if (rate !== undefined && !rate.take(source)) {
         socket.destroy();
         options.onShed?.(role);
         return false;

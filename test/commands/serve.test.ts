@@ -210,7 +210,8 @@ describe('serve', () => {
       args: [],
       env: { OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS: '0.5' },
       code: 2,
-      message: 'env OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS "0.5" is not accepted (whole milliseconds, 0 to 100)',
+      message:
+        'env OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS "0.5" is not accepted (whole milliseconds, 0 to 100)',
     },
     {
       name: 'a bad grace env',

@@ -95,6 +95,7 @@ const FLAG_VALUES: Record<string, Record<string, Bad | NoBad>> = {
     '--log-level': { args: ['--log-level', 'loud'] },
     '--shutdown-grace': { args: ['--shutdown-grace', '30s'] },
     '--shared-check-window': { args: ['--shared-check-window', '101'] },
+    '--caller-rate': { args: ['--caller-rate', 'fast'] },
     '--verbosity': { args: ['--osm-edge-compat', '--verbosity', 'loud'] },
   },
   wait: {
