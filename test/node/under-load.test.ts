@@ -7,7 +7,9 @@
 // restarts, and the Ready condition never changes. Afterwards kubelet's own word: its probe counters
 // (/metrics/probes) count no liveness failure and a probe every second, and its events hold no liveness Unhealthy
 // nor Killing. The companion's /metrics and the attacker's own JSON lines show each shape reached the companion.
-// Every number is printed (one JSON line) whether the test passes or not.
+// connections_evicted_total is printed, not required: one attacker pod is one source, shed past 50 new connections
+// a second (source-rate.ts) and cut at the 2 s header deadline, so it never holds near the 1,024 a port keeps, and
+// eviction (source-shares.ts) needs many sources. Every number is printed (JSON lines) before any assertion.
 
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -376,16 +378,23 @@ describe.skipIf(node.skip)(
         const after = await k.get('pod', name, NS);
         const kubeletDuring = minus(await kubeletProbes(k, name), kubeletBefore);
         const companionAfter = await companionMetrics(k, name);
-        const events = JSON.parse(await k.kubectl(['get', 'events', '-n', NS, '-o', 'json'])).items.filter(
-          (e: KubeObject) => e.involvedObject?.name === name,
-        );
+        const events: KubeObject[] = JSON.parse(
+          await k.kubectl(['get', 'events', '-n', NS, '-o', 'json']),
+        ).items.filter((e: KubeObject) => e.involvedObject?.name === name);
         const probeEvents = events
           .filter((e: KubeObject) => e.reason === 'Unhealthy' || e.reason === 'Killing')
-          .map((e: KubeObject) => ({
-            reason: e.reason,
-            count: e.count ?? e.series?.count ?? 1,
-            message: e.message,
-          }));
+          .map((e: KubeObject) => {
+            const last: string | undefined = e.lastTimestamp ?? e.series?.lastObservedTime ?? e.eventTime;
+            return {
+              reason: e.reason as string,
+              count: (e.count ?? e.series?.count ?? 1) as number,
+              message: e.message as string,
+              firstTimestamp: (e.firstTimestamp ?? e.eventTime) as string | undefined,
+              lastTimestamp: last,
+              // Timestamps are whole seconds: one in the attack's first second counts as during it.
+              during: Date.parse(last ?? '') >= Math.floor(attackStart / 1000) * 1000,
+            };
+          });
         const appLog = await k.kubectl(['logs', '-n', NS, name, '-c', 'app']).catch((e: Error) => e.message);
         const appChecks = appLog
           .split('\n')
@@ -449,10 +458,10 @@ describe.skipIf(node.skip)(
         expect(kubeletDuring.Readiness.failed + kubeletDuring.Readiness.unknown, why).toBeLessThanOrEqual(
           kubeletDuring.Readiness.successful / 10,
         );
+        // Its events: no Killing at all, no liveness failure while attacked. (Before the attack kubelet may have
+        // probed an app not yet listening: the companion answers that 503, as kubelet's own probe would fail.)
         expect(
-          probeEvents.filter(
-            (e: { reason: string; message: string }) => e.reason === 'Killing' || /^Liveness/.test(e.message),
-          ),
+          probeEvents.filter((e) => e.reason === 'Killing' || (e.during && /^Liveness/.test(e.message))),
           why,
         ).toEqual([]);
 
