@@ -322,9 +322,10 @@ describe.skipIf(node.skip)(
         const runs: ShapeRun[] = [];
         const attackStart = Date.now();
         try {
+          // Each shape's counts start where the last one's ended (the next attacker starts at once).
+          let kubeletAt = kubeletBefore;
+          let companionAt = companionBefore;
           for (const [i, shape] of SHAPES.entries()) {
-            const kubeletAt = await kubeletProbes(k, name);
-            const companionAt = await companionMetrics(k, name);
             const attacker = await k.runNodeScript({
               name: `attack-${i}-${shape.name}`,
               namespace: ATTACKER_NS,
@@ -344,7 +345,10 @@ describe.skipIf(node.skip)(
               .split('\n')
               .reverse()
               .find((l) => l.startsWith('{'));
-            const companionAfter = await companionMetrics(k, name);
+            const [kubeletAfter, companionAfter] = await Promise.all([
+              kubeletProbes(k, name),
+              companionMetrics(k, name),
+            ]);
             const grew = Object.fromEntries(
               [...companionAfter]
                 .filter(
@@ -363,11 +367,13 @@ describe.skipIf(node.skip)(
                 startedAt: ended.status?.containerStatuses?.[0]?.state?.terminated?.startedAt,
                 finishedAt: ended.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt,
               },
-              kubelet: minus(await kubeletProbes(k, name), kubeletAt),
+              kubelet: minus(kubeletAfter, kubeletAt),
               companion: grew,
             };
             runs.push(run);
             console.log(`under-load shape ${JSON.stringify(run)}`);
+            kubeletAt = kubeletAfter;
+            companionAt = companionAfter;
           }
           await sleep(AFTER_MS);
         } finally {
