@@ -21,7 +21,8 @@ RUN esbuild="$(npm pkg get devDependencies.esbuild)" \
  && npm pkg set "devDependencies.esbuild=${esbuild}" --json \
  && npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
-COPY scripts/build.mjs scripts/bundle-options.mjs scripts/
+COPY scripts/build.mjs scripts/bundle-options.mjs scripts/code-cache.mjs scripts/third-party.mjs scripts/
+COPY licenses licenses
 COPY src src
 RUN node scripts/build.mjs
 

@@ -4,12 +4,21 @@
 // or init's execa. Code the commands share (errors, the table, pino) is copied into each: every extra file an ESM
 // start-up reads cost more (about 7 ms over the five chunks esbuild's code splitting made) than the copies weigh.
 // Nothing is left to node_modules: dist/ is all the image ships of the companion.
-import { readdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { common, leanKubeConfig, metricsBundle, schemaFreeFastify, serveBundle } from './bundle-options.mjs';
+import {
+  ALLOWED_FILE,
+  bundledInputs,
+  licenseProblems,
+  NOTICES_FILE,
+  noticesText,
+  readPackages,
+} from './third-party.mjs';
 
 const COMMANDS = ['serve', 'wait', 'inject', 'init', 'webhook', 'check', 'analyze'];
 
@@ -121,6 +130,24 @@ for (const result of results) {
   }
 }
 
+// Each bundled package's license text goes with dist/ (the npm package, the image), from what the bundles really
+// hold: esbuild's metafile, kept in build/ for test/image/licenses.test.ts. A license the project has not accepted
+// fails the build (scripts/third-party.mjs).
+const metafile = {
+  inputs: Object.fromEntries(
+    results.flatMap((r) => Object.entries(r.metafile.inputs)).sort(([a], [b]) => a.localeCompare(b)),
+  ),
+  outputs: Object.fromEntries(results.flatMap((r) => Object.entries(r.metafile.outputs))),
+};
+const packages = readPackages(bundledInputs(metafile));
+const problems = licenseProblems(packages, JSON.parse(readFileSync(ALLOWED_FILE, 'utf8')));
+if (problems.length > 0) throw new Error(`build: third-party licenses:\n${problems.join('\n')}`);
+const notices = join('dist', NOTICES_FILE);
+writeFileSync(notices, noticesText(packages));
+written.add(notices);
+mkdirSync('build', { recursive: true });
+writeFileSync('build/metafile.json', `${JSON.stringify(metafile, null, 1)}\n`);
+
 // Remove what this build no longer writes (e.g. an older layout's dist/chunks), after writing, so a CLI started
 // from the previous build keeps its files as long as possible.
 function prune(dir) {
@@ -134,30 +161,14 @@ function prune(dir) {
 }
 prune('dist');
 
-// V8's code cache for serve's bundle, made by this Node: command-loader.ts uses it when the same Node runs serve
-// (the image builds with its own Node), and compiles from source otherwise.
-const loader = await build({
-  entryPoints: ['src/command-loader.ts'],
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  write: false,
-  logLevel: 'warning',
-});
-const { writeBundleCache } = await import(
-  `data:text/javascript,${encodeURIComponent(loader.outputFiles[0].text)}`
+// V8's code cache for serve's bundle, made by this Node in a child process whose V8 has a fixed random seed: with
+// the seed of each process its own, two builds of one commit wrote two different caches (string hashes, which
+// functions were compiled), so two different images. V8 leaves --random-seed out of the flag hash it checks a
+// cache against, so the image's Node, started without it, still takes the cache (scripts/code-cache.mjs).
+execFileSync(
+  process.execPath,
+  ['--random-seed=1', fileURLToPath(new URL('code-cache.mjs', import.meta.url))],
+  {
+    stdio: 'inherit',
+  },
 );
-// The cache holds what V8 compiled by the time it is written, so first run serve's start-up for real (on loopback,
-// ephemeral ports, logs off) and stop it as SIGTERM would, once its signal handlers show it is serving.
-await writeBundleCache(join(process.cwd(), 'dist/commands/serve.script.js'), async ({ serveCommand }) => {
-  process.env.OSM_HEALTHCHECK_PROBES = JSON.stringify({
-    liveness: { app: { httpGet: { port: 1, path: '/live' } } },
-    readiness: { app: { tcpSocket: { port: 1 } } },
-  });
-  const signals = process.listenerCount('SIGTERM');
-  const serving = serveCommand.run(['--ports', '0,0,0,0', '--host', '127.0.0.1', '--log-level', 'error']);
-  while (process.listenerCount('SIGTERM') === signals) await new Promise((resolve) => setTimeout(resolve, 5));
-  process.emit('SIGTERM');
-  await serving;
-  delete process.env.OSM_HEALTHCHECK_PROBES;
-});

@@ -112,7 +112,9 @@ copy_sources() {
   mkdir -p "$1/src/scripts"
   cp "$root/package.json" "$root/package-lock.json" "$1/src/"
   cp "$root/tsconfig.json" "$1/src/"
-  cp "$root/scripts/build.mjs" "$root/scripts/bundle-options.mjs" "$1/src/scripts/"
+  cp "$root/scripts/build.mjs" "$root/scripts/bundle-options.mjs" "$root/scripts/code-cache.mjs" \
+    "$root/scripts/third-party.mjs" "$1/src/scripts/"
+  cp -R "$root/licenses" "$1/src/licenses"
   cp -R "$root/src" "$1/src/src"
 }
 
