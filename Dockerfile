@@ -47,10 +47,27 @@ RUN apt-get update \
 COPY scripts/runtime-root.sh /usr/local/bin/runtime-root.sh
 RUN runtime-root.sh /rootfs iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase
 
-# An empty base: only the runtime root, Node's binary, dist/, init/, supervise.sh and /osm-healthcheck.
+# The image's SBOM (CycloneDX 1.6, scripts/sbom.mjs), read off exactly what the final stage takes from the stages
+# above: the runtime root's dpkg status, copyright files and os-release, Node's binary (this base's version) and
+# dist/ (its THIRD-PARTY-NOTICES names the bundled npm packages; every file with its SHA-256). SOURCE_DATE_EPOCH,
+# when given (BuildKit passes it on), dates it; nothing else in it changes between two builds of one commit.
+FROM ${NODE_IMAGE} AS sbom
+ARG SOURCE_DATE_EPOCH
+COPY --from=runtime /rootfs/var/lib/dpkg/status /image/var/lib/dpkg/status
+COPY --from=runtime /rootfs/usr/share/doc /image/usr/share/doc
+COPY --from=runtime /rootfs/usr/lib/os-release /image/usr/lib/os-release
+COPY --from=node /usr/local/bin/node /image/usr/local/bin/node
+COPY --from=build /src/dist /image/app/dist
+COPY package.json /src/
+COPY scripts/sbom.mjs scripts/third-party.mjs /src/scripts/
+RUN node /src/scripts/sbom.mjs --rootfs /image --node-version "$(node --version)" > /sbom.cdx.json
+
+# An empty base: only the runtime root, Node's binary, dist/, init/, supervise.sh and /osm-healthcheck, and what a
+# copy owes or tells: Node's license (the official build's, beside it in the Node base), the project's, the SBOM.
 FROM scratch
 COPY --from=runtime /rootfs /
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
+COPY --from=node /usr/local/LICENSE /usr/local/share/doc/node/LICENSE
 # Debian's PATH, which an empty base does not set: the entrypoint finds node, and init the iptables tools, on it.
 # MALLOC_ARENA_MAX=1: glibc's malloc keeps one arena, not one per thread that ever allocated (V8's compiler and
 # GC threads, libuv's pool), whose freed pages stay resident: ~1.6 MiB less private memory per companion at the
@@ -60,6 +77,8 @@ COPY --from=node /usr/local/bin/node /usr/local/bin/node
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin NODE_ENV=production MALLOC_ARENA_MAX=1
 WORKDIR /app
 COPY --from=build /src/dist dist
+COPY --from=sbom /sbom.cdx.json sbom.cdx.json
+COPY LICENSE LICENSE
 COPY init init
 COPY image/supervise.sh supervise.sh
 # osm-edge's and OSM's healthcheck container runs `command: [/osm-healthcheck]`, which replaces the entrypoint: this

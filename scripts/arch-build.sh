@@ -90,9 +90,11 @@ arch_build() {
   mv "$work/runtime/rootfs" "$image"
 
   step "final stage: /usr/local/bin/node from the node stage, /app/dist from the build stage, /app/init, /app/supervise.sh, /osm-healthcheck"
-  mkdir -p "$image/usr/local/bin" "$image/app"
+  mkdir -p "$image/usr/local/bin" "$image/usr/local/share/doc/node" "$image/app"
   cp "$work/node/node" "$image/usr/local/bin/node"
+  cp "$node_base/usr/local/LICENSE" "$image/usr/local/share/doc/node/LICENSE"
   cp -R "$work/build/src/dist" "$image/app/dist"
+  cp "$root/LICENSE" "$image/app/LICENSE"
   cp -R "$root/init" "$image/app/init"
   cp "$root/image/supervise.sh" "$image/app/supervise.sh"
   cp "$root/image/osm-healthcheck" "$image/osm-healthcheck"

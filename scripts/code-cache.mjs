@@ -18,15 +18,22 @@ const { writeBundleCache } = await import(
 );
 // The cache holds what V8 compiled by the time it is written, so first run serve's start-up for real (on loopback,
 // ephemeral ports, logs off) and stop it as SIGTERM would, once its signal handlers show it is serving.
-await writeBundleCache(join(process.cwd(), 'dist/commands/serve.script.js'), async ({ serveCommand }) => {
-  process.env.OSM_HEALTHCHECK_PROBES = JSON.stringify({
-    liveness: { app: { httpGet: { port: 1, path: '/live' } } },
-    readiness: { app: { tcpSocket: { port: 1 } } },
-  });
-  const signals = process.listenerCount('SIGTERM');
-  const serving = serveCommand.run(['--ports', '0,0,0,0', '--host', '127.0.0.1', '--log-level', 'error']);
-  while (process.listenerCount('SIGTERM') === signals) await new Promise((resolve) => setTimeout(resolve, 5));
-  process.emit('SIGTERM');
-  await serving;
-  delete process.env.OSM_HEALTHCHECK_PROBES;
-});
+// Named as the image runs it, wherever this build runs: the name is written into the cache.
+const IN_IMAGE = '/app/dist/commands/serve.script.js';
+await writeBundleCache(
+  join(process.cwd(), 'dist/commands/serve.script.js'),
+  IN_IMAGE,
+  async ({ serveCommand }) => {
+    process.env.OSM_HEALTHCHECK_PROBES = JSON.stringify({
+      liveness: { app: { httpGet: { port: 1, path: '/live' } } },
+      readiness: { app: { tcpSocket: { port: 1 } } },
+    });
+    const signals = process.listenerCount('SIGTERM');
+    const serving = serveCommand.run(['--ports', '0,0,0,0', '--host', '127.0.0.1', '--log-level', 'error']);
+    while (process.listenerCount('SIGTERM') === signals)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    process.emit('SIGTERM');
+    await serving;
+    delete process.env.OSM_HEALTHCHECK_PROBES;
+  },
+);

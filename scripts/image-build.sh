@@ -20,12 +20,21 @@
 # With --rootfs DIR (root only) nothing is built: the same checks run in the root filesystem of a real image
 # (scripts/image-measure.sh and scripts/image-index.sh pass their buildah builds'), each command chrooted into it
 # as the image runs it, under emulation if its node is of another architecture.
-# Usage: scripts/image-build.sh [--keep] [--arch ARCH] [--rootfs DIR]   (--keep leaves the temp dir and says where)
+# A build (as root: the runtime root is what makes it the image) ends with the image's SBOM (scripts/sbom.mjs,
+# CycloneDX 1.6) written into it at /app/sbom.cdx.json, and the image packed into an OCI image layout
+# (scripts/image-pack.mjs: one layer, dated SOURCE_DATE_EPOCH, by default the commit's time), whose digest it prints:
+# the same commit and bases give the same digest (test/image/reproducible.test.ts builds twice). --out DIR keeps
+# the layout (DIR/oci), the SBOM (DIR/sbom.cdx.json) and the digest (DIR/digest) there.
+# --no-checks stops there: a build for its digest and SBOM only (the test's second build of one commit).
+# Usage: scripts/image-build.sh [--keep] [--arch ARCH] [--rootfs DIR] [--out DIR] [--no-checks]
+#   (--keep leaves the temp dir and says where)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 keep=0
 rootfs=
+out=
+checks=yes
 host_arch=$(dpkg --print-architecture 2>/dev/null || uname -m | sed 's/x86_64/amd64/; s/aarch64/arm64/')
 arch=$host_arch
 while [ $# -gt 0 ]; do
@@ -33,10 +42,19 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 && shift ;;
     --arch) arch=$2 && shift 2 ;;
     --rootfs) rootfs=$(cd "$2" && pwd) && shift 2 ;;
-    *) echo "usage: $0 [--keep] [--arch ARCH] [--rootfs DIR]" >&2 && exit 2 ;;
+    --out) out=$(mkdir -p "$2" && cd "$2" && pwd) && shift 2 ;;
+    --no-checks) checks= && shift ;;
+    *) echo "usage: $0 [--keep] [--arch ARCH] [--rootfs DIR] [--out DIR] [--no-checks]" >&2 && exit 2 ;;
   esac
 done
 case $arch in amd64 | arm64) ;; *) echo "image-build: --arch must be amd64 or arm64, got '$arch'" >&2 && exit 2 ;; esac
+if [ -n "$out" ] && { [ -n "$rootfs" ] || [ "$(id -u)" != 0 ]; }; then
+  echo "image-build: --out needs a build (not --rootfs), as root: without root there is no runtime root to pack" >&2
+  exit 2
+fi
+# The image's time: the commit's, unless the builder gives one (reproducible-builds.org's SOURCE_DATE_EPOCH).
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || true)}
+revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
 # The image's runtime packages: the Dockerfile's runtime stage lays out these (test/image/image.test.ts checks).
 runtime_packages=(iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase)
 
@@ -123,7 +141,7 @@ if [ -z "$rootfs" ] && [ "$arch" != "$host_arch" ]; then
   # shellcheck source=scripts/arch-build.sh
   . "$root/scripts/arch-build.sh"
   arch_build "$arch"
-  rootfs=$image
+  rootfs=$image built=yes
 elif [ -z "$rootfs" ]; then
 step "build stage: production dependencies + esbuild (npm ci), then node scripts/build.mjs"
 copy_sources "$work"
@@ -135,6 +153,11 @@ step "node stage: this node, stripped (strip --strip-all)"
 image="$work/image"
 mkdir -p "$work/node"
 cp "$(command -v node)" "$work/node/node"
+# Its license, beside it as the official build installs it (bin/../LICENSE), or where Debian's package puts it.
+for license in "$(dirname "$(readlink -f "$(command -v node)")")/../LICENSE" /usr/share/doc/nodejs/LICENSE; do
+  [ -f "$license" ] && cp "$license" "$work/node/LICENSE" && break
+done
+[ -f "$work/node/LICENSE" ] || fail "no LICENSE beside $(command -v node) nor in /usr/share/doc/nodejs"
 if command -v strip >/dev/null 2>&1; then
   strip --strip-all "$work/node/node"
 else
@@ -146,7 +169,7 @@ if [ "$(id -u)" = 0 ]; then
   # stage on it; the checks below run each command chrooted into it, as they do in a real image's root.
   step "runtime stage: scripts/runtime-root.sh from this machine's packages"
   "$root/scripts/runtime-root.sh" "$image" "${runtime_packages[@]}"
-  rootfs=$image
+  rootfs=$image built=yes
 else
   echo "!!! SKIPPED the runtime stage (scripts/runtime-root.sh) and chroot: they need root (CI runs as root);" \
     "the final stage's files run from here instead" >&2
@@ -154,12 +177,40 @@ else
   cp /etc/ssl/certs/ca-certificates.crt "$image/etc/ssl/certs/" 2>/dev/null || echo "!!! no CA bundle here" >&2
 fi
 step "final stage: /usr/local/bin/node from the node stage, /app/dist from the build stage, /app/init, /app/supervise.sh, /osm-healthcheck"
-mkdir -p "$image/usr/local/bin" "$image/app"
+mkdir -p "$image/usr/local/bin" "$image/usr/local/share/doc/node" "$image/app"
 cp "$work/node/node" "$image/usr/local/bin/node"
+cp "$work/node/LICENSE" "$image/usr/local/share/doc/node/LICENSE"
 cp -R "$work/src/dist" "$image/app/dist"
+cp "$root/LICENSE" "$image/app/LICENSE"
 cp -R "$root/init" "$image/app/init"
 cp "$root/image/supervise.sh" "$image/app/supervise.sh"
 cp "$root/image/osm-healthcheck" "$image/osm-healthcheck"
+fi
+
+if [ "${built:-}" = yes ]; then
+  # What is in the image, in it; then the image as an OCI layout, before any check runs a command in its root.
+  step "SBOM: /app/sbom.cdx.json (CycloneDX 1.6: the bundled npm packages, node, the Debian packages, dist/'s files)"
+  node_version=$(chroot "$image" /usr/local/bin/node --version) || fail "node --version in the image failed"
+  [ -n "$SOURCE_DATE_EPOCH" ] || fail "no SOURCE_DATE_EPOCH and no git commit to take it from"
+  export SOURCE_DATE_EPOCH
+  node "$root/scripts/sbom.mjs" --rootfs "$image" --node-version "$node_version" >"$work/sbom.cdx.json" ||
+    fail "scripts/sbom.mjs failed"
+  cp "$work/sbom.cdx.json" "$image/app/sbom.cdx.json"
+  echo "$(grep -c '"purl"' "$work/sbom.cdx.json") components with a purl; node $node_version"
+  step "OCI image ($arch): scripts/image-pack.mjs, SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH, revision $revision"
+  layout=${out:-$work}/oci
+  rm -rf "$layout"
+  digest=$(node "$root/scripts/image-pack.mjs" "$image" "$layout" "$arch" "$revision") || fail "scripts/image-pack.mjs failed"
+  echo "image digest ($arch): $digest"
+  if [ -n "$out" ]; then
+    cp "$work/sbom.cdx.json" "$out/sbom.cdx.json"
+    echo "$digest" >"$out/digest"
+    echo "kept: $out/oci (OCI image layout), $out/sbom.cdx.json, $out/digest"
+  fi
+fi
+if [ -z "$checks" ]; then
+  echo "image-build: built (--no-checks: no command ran in the image)"
+  exit 0
 fi
 
 # The image's environment and nothing else; commands run through it as the image's entrypoint (minus tini):

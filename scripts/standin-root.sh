@@ -142,7 +142,7 @@ fi
 export npm_config_prefer_offline=true npm_config_update_notifier=false
 node_version=$(npm view "node-linux-$node_arch@24" version | sed -E "s/.*'(.*)'.*/\\1/; s/.* //" | sort -V | tail -1)
 [ -n "$node_version" ] || fail "no node-linux-$node_arch@24 on the npm registry"
-node_dir=$cache/node-24-bookworm-slim-$arch-$(key "${debian_dir##*/}" "$node_version" npm@11 corepack@0.34 yarn@1.22.22)
+node_dir=$cache/node-24-bookworm-slim-$arch-$(key "${debian_dir##*/}" "$node_version" npm@11 corepack@0.34 yarn@1.22.22 LICENSE)
 if [ ! -d "$node_dir" ]; then
   echo "standin-root: node $node_version ($arch): the debian stand-in + node-linux-$node_arch, npm, corepack, yarn" >&2
   new=$node_dir.new
@@ -153,7 +153,8 @@ if [ ! -d "$node_dir" ]; then
   unpack() { mkdir -p "$2" && tar -xzf "$new.pkgs/$1"-*.tgz -C "$2" --strip-components=1 --no-same-owner; }
   # As the node image unpacks Node's release tarball into /usr/local (bin, include, share) and yarn into /opt.
   unpack "node-linux-$node_arch" "$new/usr/local"
-  rm -f "$new/usr/local/package.json" "$new/usr/local/LICENSE" "$new/usr/local/README.md"
+  # The release tarball's LICENSE and README.md stay in /usr/local, as the node image has them; package.json is npm's.
+  rm -f "$new/usr/local/package.json"
   # The node image keeps the OpenSSL headers of its own architecture only, adds a `node` user and a nodejs link.
   find "$new/usr/local/include/node/openssl/archs" -mindepth 1 -maxdepth 1 ! -name "linux-$qemu" -exec rm -rf {} +
   ln -s node "$new/usr/local/bin/nodejs"

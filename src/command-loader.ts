@@ -20,8 +20,11 @@ export interface Loaded {
 
 export const cacheFile = (file: string): string => `${file}.v8cache`;
 
-/** Runs a wrapped CommonJS bundle as node's own loader would, with the code cache when V8 accepts it. */
-export function loadBundle(file: string): Loaded {
+/**
+ * Runs a wrapped CommonJS bundle as node's own loader would, with the code cache when V8 accepts it. `scriptName`
+ * names the compiled script (V8 writes it into a cache made from it; a cache is taken whatever name it holds).
+ */
+export function loadBundle(file: string, scriptName = file): Loaded {
   const source = readFileSync(file, 'utf8');
   let cachedData: Buffer | undefined;
   try {
@@ -30,19 +33,24 @@ export function loadBundle(file: string): Loaded {
     cachedData = undefined;
   }
   // No importModuleDynamically: V8 drops it when it takes the cache, so the bundle has no import() (build.mjs).
-  const script = new Script(source, { filename: file, cachedData });
+  const script = new Script(source, { filename: scriptName, cachedData });
   const module = { exports: {} as unknown };
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper.call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
   return { exports: module.exports, cached: cachedData !== undefined && !script.cachedDataRejected, script };
 }
 
-/** Loads the bundle, lets `warm` run what a start runs, and writes what V8 has compiled by then as the cache. */
+/**
+ * Loads the bundle, lets `warm` run what a start runs, and writes what V8 has compiled by then as the cache. The
+ * script is named `scriptName`, not the path it is built at, so the cache's bytes do not depend on where the build
+ * ran (the image's digest does on them).
+ */
 export async function writeBundleCache(
   file: string,
+  scriptName: string,
   warm: (exports: unknown) => Promise<void>,
 ): Promise<number> {
-  const loaded = loadBundle(file);
+  const loaded = loadBundle(file, scriptName);
   await warm(loaded.exports);
   const data = loaded.script.createCachedData();
   writeFileSync(cacheFile(file), data);

@@ -3,10 +3,12 @@
 // chrooted into a runtime root that scripts/runtime-root.sh assembled, as the Dockerfile does), and
 // scripts/image-measure.sh (a real buildah build, not run here) passes the Dockerfile's build arguments.
 
-import { readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { COMPANION_UID } from '../../src/scheme.js';
 import {
   CA_BUNDLE,
@@ -20,6 +22,7 @@ import {
   TINI,
   tool,
 } from '../helpers/system-tools.js';
+import { expectFixedLayer, expectLicensesInImage, expectSbomOfImage, unpackBuilt } from './built-image.js';
 import { parseDockerfile, runCommands } from './dockerfile.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,6 +45,7 @@ describe('Dockerfile', () => {
       ['build', `\${NODE_IMAGE}`],
       ['node', `\${NODE_IMAGE}`],
       ['runtime', `\${DEBIAN_IMAGE}`],
+      ['sbom', `\${NODE_IMAGE}`],
       ['', 'scratch'],
     ]);
   });
@@ -87,11 +91,14 @@ describe('Dockerfile', () => {
     expect(runCommands(FINAL ?? { name: '', from: '', instructions: [] })).toEqual([]);
   });
 
-  it("copies the runtime root, Node's binary (no npm, npx, corepack, yarn), dist, init and serve's supervisor: no node_modules", () => {
+  it("copies the runtime root, Node's binary and license (no npm, npx, corepack, yarn), dist, the SBOM, LICENSE, init and serve's supervisor: no node_modules", () => {
     expect(argsOf('COPY')).toEqual([
       '--from=runtime /rootfs /',
       '--from=node /usr/local/bin/node /usr/local/bin/node',
+      '--from=node /usr/local/LICENSE /usr/local/share/doc/node/LICENSE',
       '--from=build /src/dist dist',
+      '--from=sbom /sbom.cdx.json sbom.cdx.json',
+      'LICENSE LICENSE',
       'init init',
       'image/supervise.sh supervise.sh',
       'image/osm-healthcheck /osm-healthcheck',
@@ -186,6 +193,39 @@ describe.skipIf(skipWithout('shellcheck of the image scripts', [SHELLCHECK]))('s
   });
 });
 
+/**
+ * The image that `first` (a build's --out) holds: its SBOM valid and exactly its contents, the licenses a copy owes,
+ * the layer fixed; then a second build of the commit (--no-checks) gives the same digest and SBOM.
+ */
+async function expectReproducibleImage(first: string, arch: 'amd64' | 'arm64'): Promise<void> {
+  const image = await unpackBuilt(first);
+  try {
+    expect(image.config.architecture).toBe(arch);
+    expect(image.config.config.Entrypoint).toEqual(JSON.parse(argsOf('ENTRYPOINT')[0] ?? '[]'));
+    // SOURCE_DATE_EPOCH: the commit's time.
+    const { stdout: epoch } = await execa('git', ['-C', ROOT, 'log', '-1', '--format=%ct']);
+    expect(image.config.created).toBe(new Date(Number(epoch) * 1000).toISOString().replace('.000Z', 'Z'));
+    const { stdout: nodeVersion } = await execa('chroot', [image.root, '/usr/local/bin/node', '--version']);
+    await expectSbomOfImage(image, nodeVersion);
+    expectLicensesInImage(image, ROOT);
+    await expectFixedLayer(image, first);
+  } finally {
+    image.remove();
+  }
+  const second = mkdtempSync(join(tmpdir(), 'osm-hc-second-'));
+  try {
+    const args = [`${ROOT}scripts/image-build.sh`, '--arch', arch, '--out', second, '--no-checks'];
+    const result = await execa('bash', args, { reject: false, all: true });
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.all).toContain(`image digest (${arch}): ${image.digest}\n`);
+    expect(readFileSync(join(second, 'sbom.cdx.json'), 'utf8')).toBe(
+      readFileSync(join(first, 'sbom.cdx.json'), 'utf8'),
+    );
+  } finally {
+    rmSync(second, { recursive: true, force: true });
+  }
+}
+
 /** What image-build.sh prints once serve (with a gRPC probe), wait, check, inject and the webhook ran in the image. */
 function expectEverySubcommandRan(all: string): void {
   expect(all).toMatch(/\/healthz: 200 ok\n/);
@@ -209,8 +249,15 @@ const BUILD_NEEDS = IS_ROOT ? [OPENSSL, TINI, CA_BUNDLE, DPKG, IPTABLES, IP] : [
 describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)', BUILD_NEEDS))(
   'scripts/image-build.sh',
   () => {
+    const out = mkdtempSync(join(tmpdir(), 'osm-hc-built-amd64-'));
+    afterAll(() => rmSync(out, { recursive: true, force: true }));
+
     it('lays out the image without npm, node_modules or sources (as root: without dpkg, apt or perl) and runs every subcommand from it', async () => {
-      const result = await execa('bash', [`${ROOT}scripts/image-build.sh`], { reject: false, all: true });
+      const args = IS_ROOT ? ['--out', out] : [];
+      const result = await execa('bash', [`${ROOT}scripts/image-build.sh`, ...args], {
+        reject: false,
+        all: true,
+      });
       expect(result.exitCode, result.all).toBe(0);
       const version = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).version;
       expect(result.all).toContain(`== --version\n${version}\n`);
@@ -240,7 +287,16 @@ describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)',
         expect(result.all).toContain('!!! SKIPPED /osm-healthcheck');
       }
       expect(result.all).toMatch(/image-build: ok\n?$/);
-    }, 180_000);
+    }, 300_000);
+
+    // As root only: without the runtime root there is no image to pack.
+    it.skipIf(!IS_ROOT)(
+      'carries an SBOM of exactly its contents and the licenses it owes; a second build of the commit gives the same digest',
+      async () => {
+        await expectReproducibleImage(out, 'amd64');
+      },
+      300_000,
+    );
   },
 );
 
@@ -267,11 +323,12 @@ const ARM64_NEEDS = [
 describe.skipIf(!ARM64 || skipWithout('the arm64 image build (test/image/image.test.ts)', ARM64_NEEDS))(
   'scripts/image-build.sh --arch arm64',
   () => {
+    const out = mkdtempSync(join(tmpdir(), 'osm-hc-built-arm64-'));
+    afterAll(() => rmSync(out, { recursive: true, force: true }));
+
     it('builds every stage in arm64 stand-ins under qemu and runs every subcommand chrooted into the arm64 root', async () => {
-      const result = await execa('bash', [`${ROOT}scripts/image-build.sh`, '--arch', 'arm64'], {
-        reject: false,
-        all: true,
-      });
+      const args = [`${ROOT}scripts/image-build.sh`, '--arch', 'arm64', '--out', out];
+      const result = await execa('bash', args, { reject: false, all: true });
       expect(result.exitCode, result.all).toBe(0);
       expect(result.all).toContain('architecture: arm64, under qemu-aarch64 (binfmt_misc)');
       expect(result.all).toContain('node in the image: process.arch arm64');
@@ -286,5 +343,9 @@ describe.skipIf(!ARM64 || skipWithout('the arm64 image build (test/image/image.t
       );
       expect(result.all).toMatch(/image-build: ok\n?$/);
     }, 2_400_000);
+
+    it('carries an SBOM of exactly its contents and the licenses it owes; a second build of the commit gives the same digest', async () => {
+      await expectReproducibleImage(out, 'arm64');
+    }, 1_200_000);
   },
 );
