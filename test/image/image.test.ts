@@ -24,6 +24,7 @@ import {
 } from '../helpers/system-tools.js';
 import { expectFixedLayer, expectLicensesInImage, expectSbomOfImage, unpackBuilt } from './built-image.js';
 import { parseDockerfile, runCommands } from './dockerfile.js';
+import { localRegistry, pushAndRead, REGISTRY_TOOLS } from './local-registry.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const STAGES = parseDockerfile(readFileSync(`${ROOT}Dockerfile`, 'utf8'));
@@ -296,6 +297,24 @@ describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)',
         await expectReproducibleImage(out, 'amd64');
       },
       300_000,
+    );
+
+    it.skipIf(
+      !IS_ROOT || skipWithout('the push to a local registry (test/image/image.test.ts)', REGISTRY_TOOLS),
+    )(
+      'pushed to a registry, the image keeps the digest the build printed: the one cosign signs (docs/image.md)',
+      async () => {
+        const registry = await localRegistry();
+        try {
+          const printed = readFileSync(join(out, 'digest'), 'utf8').trim();
+          const version = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).version;
+          const served = await pushAndRead(join(out, 'oci'), version, `${registry.host}/osm-healthcheck`);
+          expect(served).toBe(printed);
+        } finally {
+          await registry.stop();
+        }
+      },
+      120_000,
     );
   },
 );
