@@ -7,12 +7,11 @@
 // derived from the content.
 // Usage: node scripts/sbom.mjs --rootfs DIR --node-version vX.Y.Z > sbom.cdx.json
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { NOTICES_FILE, noticedPackages } from './third-party.mjs';
-
-export const SBOM_PATH = 'app/sbom.cdx.json';
 
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 
@@ -148,7 +147,8 @@ export function imageSbom({ rootfs, nodeVersion, epoch }) {
   };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run as a script (not imported): through whatever symlinks its path was given by.
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: { rootfs: { type: 'string' }, 'node-version': { type: 'string' } },
   });
