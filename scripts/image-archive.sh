@@ -35,7 +35,7 @@ key=$(
   cd "$root"
   {
     printf '%s\n' "$name" "$(node --version)"
-    find package.json package-lock.json tsconfig.json Dockerfile src init image scripts -type f -print0 |
+    find package.json package-lock.json tsconfig.json Dockerfile LICENSE licenses src init image scripts -type f -print0 |
       LC_ALL=C sort -z | xargs -0 sha256sum
     cat /var/lib/dpkg/status 2>/dev/null || true
   } | sha256sum | cut -c1-24
