@@ -146,5 +146,6 @@ describe("npm's install-script policy (package.json allowScripts)", () => {
     }
     expect(npm.exitCode, npm.stderr).toBe(0);
     expect(JSON.parse(npm.stdout)).toEqual({ allowScripts: [] });
-  });
+    // npm reads the whole tree: seconds alone, twenty on a busy machine.
+  }, 120_000);
 });
