@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPANION_UID } from '../../src/scheme.js';
 import {
   CA_BUNDLE,
@@ -259,7 +259,11 @@ const BUILD_NEEDS = IS_ROOT ? [OPENSSL, TINI, CA_BUNDLE, DPKG, IPTABLES, IP] : [
 describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)', BUILD_NEEDS))(
   'scripts/image-build.sh',
   () => {
-    const out = mkdtempSync(join(tmpdir(), 'osm-hc-built-amd64-'));
+    // Made when the suite runs, not when it is collected: a skipped suite leaves nothing behind.
+    let out = '';
+    beforeAll(() => {
+      out = mkdtempSync(join(tmpdir(), 'osm-hc-built-amd64-'));
+    });
     afterAll(() => rmSync(out, { recursive: true, force: true }));
 
     it('lays out the image without npm, node_modules or sources (as root: without dpkg, apt or perl) and runs every subcommand from it', async () => {
@@ -351,7 +355,11 @@ const ARM64_NEEDS = [
 describe.skipIf(!ARM64 || skipWithout('the arm64 image build (test/image/image.test.ts)', ARM64_NEEDS))(
   'scripts/image-build.sh --arch arm64',
   () => {
-    const out = mkdtempSync(join(tmpdir(), 'osm-hc-built-arm64-'));
+    // Made when the suite runs, not when it is collected: a skipped suite leaves nothing behind.
+    let out = '';
+    beforeAll(() => {
+      out = mkdtempSync(join(tmpdir(), 'osm-hc-built-arm64-'));
+    });
     afterAll(() => rmSync(out, { recursive: true, force: true }));
 
     it('builds every stage in arm64 stand-ins under qemu and runs every subcommand chrooted into the arm64 root', async () => {
