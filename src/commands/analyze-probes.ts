@@ -6,6 +6,7 @@ import type { ClusterClient } from '../analyze/kube-client.js';
 import { eachItem } from '../analyze/paged-list.js';
 import { companionSamples } from '../analyze/probes/companion-metrics.js';
 import { judge, spanOf } from '../analyze/probes/judge.js';
+import { readLivenessEvents } from '../analyze/probes/kubelet-events.js';
 import { formatProbesJson, formatProbesTable, probesReport } from '../analyze/probes/probes-report.js';
 import { prometheus } from '../analyze/probes/prometheus-client.js';
 import { prometheusSamples } from '../analyze/probes/prometheus-samples.js';
@@ -105,7 +106,9 @@ async function liveSamples(
   }
   return {
     samples: undefined,
-    notes: ['no live data (--prometheus URL or --companion-metrics N): static rules only'],
+    notes: [
+      "no live data (--prometheus URL or --companion-metrics N): static rules, and restarts from the pods' status and kubelet's events",
+    ],
   };
 }
 
@@ -119,14 +122,26 @@ export async function runProbes(
   const window = windowSeconds(values.window ?? '1h');
   const list = (path: string, each: Parameters<typeof eachItem>[2], metadataOnly = false) =>
     eachItem(client, path, each, { metadataOnly });
-  const inventory = await readProbeInventory(list, namespace, Date.now() - window * 1000);
+  const since = Date.now() - window * 1000;
+  const inventory = await readProbeInventory(list, namespace, since);
+  const { events, refused: eventsRefused } = await readLivenessEvents(list, namespace, since);
   const withCompanion = inventory.workloads
     .filter((w) => w.probes.companion)
     .flatMap((w) => w.pods.map((pod) => ({ namespace: w.namespace, pod })));
   const { samples, notes } = await liveSamples(values, client, namespace, withCompanion, window, timeoutMs);
-  const judged = judge(inventory.workloads, inventory.containers, samples);
+  const judged = judge(
+    inventory.workloads,
+    { containers: inventory.containers, events, eventsRefused },
+    samples,
+    Date.now(),
+  );
   const span = samples === undefined ? undefined : spanOf(samples);
-  const report = probesReport(judged, samples?.source, span, [...inventory.refused, ...notes]);
+  const report = probesReport(judged.workloads, samples?.source, span, [
+    ...inventory.refused,
+    ...(eventsRefused === undefined ? [] : [eventsRefused]),
+    ...notes,
+    ...judged.notes,
+  ]);
   process.stdout.write(json ? formatProbesJson(report) : formatProbesTable(report));
   if (report.needsAction || (values['fail-on'] === 'probes' && report.findings > 0)) {
     throw new HealthcheckError(
