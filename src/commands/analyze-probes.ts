@@ -1,6 +1,7 @@
-// `osm-healthcheck analyze --probes`: its flags -> the pods' probes (src/analyze/probes/) -> the live data where
-// the user gives a source (--prometheus, or --companion-metrics) -> a table or JSON, and the exit status: findings
-// are advice (0) unless --fail-on probes; a liveness probe that restarted pods within the window exits 1.
+// `osm-healthcheck analyze --probes`: its flags -> the pods' probes and restarts, and kubelet's liveness events
+// (src/analyze/probes/) -> the live data where the user gives a source (--prometheus, or --companion-metrics) -> a
+// table or JSON, and the exit status: findings are advice (0) unless --fail-on probes; a liveness probe that
+// restarted pods within the window exits 1, with or without a live source.
 
 import type { ClusterClient } from '../analyze/kube-client.js';
 import { eachItem } from '../analyze/paged-list.js';
@@ -30,7 +31,8 @@ export const PROBES_FLAGS = {
 type ProbesValues = { [K in keyof typeof PROBES_FLAGS]?: K extends 'probes' ? boolean : string };
 
 export const PROBES_USAGE = `With --probes, judges every workload's probes instead (docs/analyze.md#analyze---probes): static rules
-over its pod template, and live rules over what the companions saw, from --prometheus or --companion-metrics.
+over its pod template, live rules over kubelet's record (the pods' restarts, its events: liveness restarts need
+no live source), and over what the companions saw, from --prometheus or --companion-metrics.
   --probes                 judge the probes
   --prometheus URL         the Prometheus that scrapes the companions (deploy/monitoring's PodMonitor)
   --prometheus-token-file FILE
