@@ -83,7 +83,7 @@ export function readEvent(event: Json, since: number): Read | undefined {
     container,
     kill,
     count,
-    first: Math.max(first, since),
+    first,
     last,
     message,
   };
@@ -112,7 +112,8 @@ export function livenessEvents(events: readonly Json[], since: number): Liveness
     }
     if (e.kill) {
       seen.kills += e.count;
-      seen.killedAt.push(...new Set([e.first, e.last]));
+      // Only the times within the window: an event aggregated since before it was also a kill at its last time.
+      seen.killedAt.push(...new Set([e.first, e.last].filter((at) => at >= since)));
     } else {
       seen.failures += e.count;
       if (TIMED_OUT.test(e.message)) seen.timeouts += e.count;

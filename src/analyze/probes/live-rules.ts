@@ -79,8 +79,7 @@ const quoted = (text: string) => JSON.stringify(text.length > 120 ? `${text.slic
 function blame(c: ContainerProbes, w: WorkloadSamples, of: readonly ProbeSample[]) {
   const events = w.events.filter((e) => e.container === c.container);
   const blamed = (pod: string) =>
-    sum(of.filter((s) => s.pod === pod).map(failuresOf)) > 0 ||
-    events.some((e) => e.pod === pod && e.kills + e.failures > 0);
+    sum(of.filter((s) => s.pod === pod).map(failuresOf)) > 0 || events.some((e) => e.pod === pod);
   const restarted = w.containers.filter((s) => s.container === c.container && s.restarts > 0);
   return { events, blamed: restarted.filter((s) => blamed(s.pod)) };
 }
@@ -115,7 +114,7 @@ function livenessRestarts(
   const said = [
     failed === 0
       ? undefined
-      : `${failed} liveness failures in ${sum(of.map((s) => s.count))} probes${overTheWindow(blamed, w.span) ? '' : ` ${w.span}`}: ${reasons(of)}`,
+      : `${failed} liveness failures in ${sum(of.map((s) => s.count))} probes${overTheWindow(blamed, w.span) ? '' : ` ${w.span ?? ''}`}: ${reasons(of)}`,
     kills + unhealthy === 0
       ? undefined
       : `kubelet's events: ${kills} Killing for failed liveness, ${unhealthy} Unhealthy${message === undefined ? '' : ` (last: ${quoted(message)})`}`,
@@ -204,28 +203,45 @@ function sharedInRecord(
   if (w.pods.length < 2) return undefined;
   const { events, blamed } = blame(c, w, of);
   const times = [
-    ...events.flatMap((e) => e.killedAt.map((at) => ({ pod: e.pod, at, from: 'events' }))),
+    ...events.flatMap((e) => e.killedAt.map((at) => ({ pod: e.pod, at, from: "kubelet's events" }))),
     ...blamed.flatMap((s) =>
-      s.lastEndedAt === undefined ? [] : [{ pod: s.pod, at: s.lastEndedAt, from: 'status' }],
+      s.lastEndedAt === undefined ? [] : [{ pod: s.pod, at: s.lastEndedAt, from: "the pods' status" }],
     ),
   ].sort((a, b) => a.at - b.at);
-  for (let i = 0; i < times.length; i++) {
-    const start = times[i] as (typeof times)[number];
-    const span = times.slice(i).filter((t) => t.at - start.at <= SHARED_SPAN_MS);
-    if (!w.pods.every((pod) => span.some((t) => t.pod === pod))) continue;
-    const sources = new Set(span.map((t) => t.from));
-    const source = [
-      sources.has('events') ? "kubelet's events" : undefined,
-      sources.has('status') ? "the pods' status" : undefined,
-    ]
-      .filter((s) => s !== undefined)
-      .join(' and ');
-    const end = (span[span.length - 1] as (typeof times)[number]).at;
-    return finding(c, 'liveness', 'shared-dependency', {
-      evidence: `liveness restarted all ${w.pods.length} replicas within ${Math.max(1, Math.ceil((end - start.at) / 60_000))} min (${clock(start.at)}-${clock(end)} UTC, restart times from ${source}): a dependency they share, not the pods`,
-      change: processCheck(probe),
-      advice: SHARED_ADVICE,
-    });
+  const run = allWithin(times, w.pods, SHARED_SPAN_MS);
+  if (run === undefined) return undefined;
+  const [from, to] = [run[0]?.at ?? 0, run[run.length - 1]?.at ?? 0];
+  const sources = [...new Set(run.map((t) => t.from))].sort().join(' and ');
+  const minutes = Math.max(1, Math.ceil((to - from) / 60_000));
+  return finding(c, 'liveness', 'shared-dependency', {
+    evidence: `liveness restarted all ${w.pods.length} replicas within ${minutes} min (${clock(from)}-${clock(to)} UTC, restart times from ${sources}): a dependency they share, not the pods`,
+    change: processCheck(probe),
+    advice: SHARED_ADVICE,
+  });
+}
+
+/** The first run of `times` (sorted by `at`) no longer than `ms` that holds a time of every pod, else undefined. */
+export function allWithin<T extends { pod: string; at: number }>(
+  times: readonly T[],
+  pods: readonly string[],
+  ms: number,
+): T[] | undefined {
+  const wanted = new Set(pods);
+  const held = new Map<string, number>();
+  let first = 0;
+  for (let last = 0; last < times.length; last++) {
+    const { pod, at } = times[last] as T;
+    if (wanted.has(pod)) held.set(pod, (held.get(pod) ?? 0) + 1);
+    for (let old = times[first] as T; at - old.at > ms; old = times[++first] as T) {
+      const left = (held.get(old.pod) ?? 0) - 1;
+      if (left > 0) held.set(old.pod, left);
+      else held.delete(old.pod);
+    }
+    if (held.size !== wanted.size) continue;
+    // The run from its first time on, to the last that still falls within `ms` of it: all it holds.
+    let end = last + 1;
+    while (end < times.length && (times[end] as T).at - (times[first] as T).at <= ms) end++;
+    return times.slice(first, end);
   }
   return undefined;
 }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LivenessEvents } from '../../../src/analyze/probes/kubelet-events.js';
 import {
+  allWithin,
   BOOT_SHARE,
   liveFindings,
   MIN_PROBES,
@@ -348,5 +349,22 @@ describe('startup-budget: its threshold and its fix from one share', () => {
             }
     expect(flagged).toBeGreaterThan(100);
     expect(BOOT_SHARE).toBe(0.5);
+  });
+});
+
+describe('allWithin: a span of restarts that holds every replica', () => {
+  const t = (pod: string, minute: number) => ({ pod, at: minute * MIN });
+  it.each([
+    { name: 'no restarts', times: [], run: undefined },
+    { name: 'one replica only', times: [t('a', 0), t('a', 1)], run: undefined },
+    { name: 'both within 5 minutes', times: [t('a', 0), t('b', 4)], run: [t('a', 0), t('b', 4)] },
+    { name: 'both, 6 minutes apart', times: [t('a', 0), t('b', 6)], run: undefined },
+    {
+      name: 'the run slides past an early restart, and holds all that falls within it',
+      times: [t('a', 0), t('b', 10), t('a', 12), t('b', 14), t('a', 16)],
+      run: [t('b', 10), t('a', 12), t('b', 14)],
+    },
+  ])('$name', ({ times, run }) => {
+    expect(allWithin(times, ['a', 'b'], 5 * MIN)).toEqual(run);
   });
 });
