@@ -20,6 +20,7 @@ import { kubeconfigFor } from '../helpers/kubeconfig.js';
 import { grants } from '../helpers/rbac-grants.js';
 import { skipWithout } from '../helpers/system-tools.js';
 import { makeTestCert } from '../helpers/tls.js';
+import { writeRestart } from './probes/probes-cluster.js';
 
 type Json = Record<string, unknown>;
 // biome-ignore lint/suspicious/noExplicitAny: manifests, walked by the field names Kubernetes defines
@@ -288,25 +289,7 @@ describe.skipIf(skip)('deploy/analyze RBAC against a real kube-apiserver', () =>
           containers: [{ name: 'app', image: 'app', livenessProbe: { httpGet: { path: '/', port: 8080 } } }],
         },
       });
-      const path = '/api/v1/namespaces/probed/pods/app';
-      const now = new Date().toISOString();
-      await env.admin.put(`${path}/status`, {
-        ...(await env.admin.get(path)),
-        status: {
-          phase: 'Running',
-          containerStatuses: [
-            {
-              name: 'app',
-              ready: true,
-              restartCount: 1,
-              image: 'app',
-              imageID: '',
-              state: { running: { startedAt: now } },
-              lastState: { terminated: { exitCode: 137, reason: 'Error', finishedAt: now } },
-            },
-          ],
-        },
-      });
+      await writeRestart(env, 'probed', 'app');
       for (const [k, { grant, user }] of PROBES_WITHOUT.entries()) {
         const name = `analyze-probes-without-${k}`;
         const bind = (role: string) => ({
