@@ -72,7 +72,7 @@ function nearTimeout(c: ContainerProbes, probe: ContainerProbe, of: readonly Pro
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-const clock = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+const clock = (at: number) => new Date(at).toISOString().slice(11, 16);
 const quoted = (text: string) => JSON.stringify(text.length > 120 ? `${text.slice(0, 117)}...` : text);
 
 /** Per pod of one container, what says its liveness failed: the companion's counts and kubelet's events. */
