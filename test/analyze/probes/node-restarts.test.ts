@@ -7,7 +7,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
 import { TEST_IMAGE, useNodeCluster } from '../../helpers/node-cluster.js';
-import type { KubeObject } from '../../helpers/node-script-pod.js';
+import {
+  type KubeObject,
+  type NodeScript,
+  scriptConfigMap,
+  scriptPodSpec,
+} from '../../helpers/node-script-pod.js';
 import { until } from '../../helpers/until.js';
 
 const node = useNodeCluster('test/analyze/probes/node-restarts.test.ts (a real one-node cluster)');
@@ -20,6 +25,15 @@ const APP = `import { createServer } from 'node:http';
 createServer((req, res) => res.writeHead(req.url === '/live' ? 500 : 200).end()).listen(8080);
 `;
 
+/** The app as a script of the project's image (node-script-pod.ts), its container given kubelet's two probes. */
+const app: NodeScript = { name: 'web', namespace: NS, script: APP, restartPolicy: 'Always' };
+const spec = scriptPodSpec(app, TEST_IMAGE);
+spec.containers[0] = {
+  ...spec.containers[0],
+  name: 'app',
+  readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
+  livenessProbe: { httpGet: { path: '/live', port: 8080 }, periodSeconds: 1, failureThreshold: 2 },
+};
 const deployment: KubeObject = {
   apiVersion: 'apps/v1',
   kind: 'Deployment',
@@ -27,24 +41,7 @@ const deployment: KubeObject = {
   spec: {
     replicas: 2,
     selector: { matchLabels: { app: 'web' } },
-    template: {
-      metadata: { labels: { app: 'web' } },
-      spec: {
-        terminationGracePeriodSeconds: 1,
-        containers: [
-          {
-            name: 'app',
-            image: TEST_IMAGE,
-            imagePullPolicy: 'Never',
-            command: ['/usr/local/bin/node', '/app-script/app.mjs'],
-            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
-            livenessProbe: { httpGet: { path: '/live', port: 8080 }, periodSeconds: 1, failureThreshold: 2 },
-            volumeMounts: [{ name: 'app', mountPath: '/app-script' }],
-          },
-        ],
-        volumes: [{ name: 'app', configMap: { name: 'app' } }],
-      },
-    },
+    template: { metadata: { labels: { app: 'web' } }, spec },
   },
 };
 
@@ -63,15 +60,7 @@ describe.skipIf(node.skip)('analyze --probes with no live source, on a real node
   beforeAll(async () => {
     const k = node.cluster();
     await k.createNamespace(NS);
-    await k.apply([
-      {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'app', namespace: NS },
-        data: { 'app.mjs': APP },
-      },
-      deployment,
-    ]);
+    await k.apply([scriptConfigMap(app), deployment]);
     let seen = '';
     await until(
       'kubelet restarted both replicas for their liveness probe',
