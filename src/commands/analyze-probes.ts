@@ -1,11 +1,13 @@
-// `osm-healthcheck analyze --probes`: its flags -> the pods' probes (src/analyze/probes/) -> the live data where
-// the user gives a source (--prometheus, or --companion-metrics) -> a table or JSON, and the exit status: findings
-// are advice (0) unless --fail-on probes; a liveness probe that restarted pods within the window exits 1.
+// `osm-healthcheck analyze --probes`: its flags -> the pods' probes and restarts, and kubelet's liveness events
+// (src/analyze/probes/) -> the live data where the user gives a source (--prometheus, or --companion-metrics) -> a
+// table or JSON, and the exit status: findings are advice (0) unless --fail-on probes; a liveness probe that
+// restarted pods within the window exits 1, with or without a live source.
 
 import type { ClusterClient } from '../analyze/kube-client.js';
 import { eachItem } from '../analyze/paged-list.js';
 import { companionSamples } from '../analyze/probes/companion-metrics.js';
 import { judge, spanOf } from '../analyze/probes/judge.js';
+import { readLivenessEvents } from '../analyze/probes/kubelet-events.js';
 import { formatProbesJson, formatProbesTable, probesReport } from '../analyze/probes/probes-report.js';
 import { prometheus } from '../analyze/probes/prometheus-client.js';
 import { prometheusSamples } from '../analyze/probes/prometheus-samples.js';
@@ -29,7 +31,8 @@ export const PROBES_FLAGS = {
 type ProbesValues = { [K in keyof typeof PROBES_FLAGS]?: K extends 'probes' ? boolean : string };
 
 export const PROBES_USAGE = `With --probes, judges every workload's probes instead (docs/analyze.md#analyze---probes): static rules
-over its pod template, and live rules over what the companions saw, from --prometheus or --companion-metrics.
+over its pod template, live rules over kubelet's record (the pods' restarts, its events: liveness restarts need
+no live source), and over what the companions saw, from --prometheus or --companion-metrics.
   --probes                 judge the probes
   --prometheus URL         the Prometheus that scrapes the companions (deploy/monitoring's PodMonitor)
   --prometheus-token-file FILE
@@ -105,7 +108,9 @@ async function liveSamples(
   }
   return {
     samples: undefined,
-    notes: ['no live data (--prometheus URL or --companion-metrics N): static rules only'],
+    notes: [
+      "no live data (--prometheus URL or --companion-metrics N): static rules, and restarts from the pods' status and kubelet's events",
+    ],
   };
 }
 
@@ -119,14 +124,26 @@ export async function runProbes(
   const window = windowSeconds(values.window ?? '1h');
   const list = (path: string, each: Parameters<typeof eachItem>[2], metadataOnly = false) =>
     eachItem(client, path, each, { metadataOnly });
-  const inventory = await readProbeInventory(list, namespace, Date.now() - window * 1000);
+  const since = Date.now() - window * 1000;
+  const inventory = await readProbeInventory(list, namespace, since);
+  const { events, refused: eventsRefused } = await readLivenessEvents(list, namespace, since);
   const withCompanion = inventory.workloads
     .filter((w) => w.probes.companion)
     .flatMap((w) => w.pods.map((pod) => ({ namespace: w.namespace, pod })));
   const { samples, notes } = await liveSamples(values, client, namespace, withCompanion, window, timeoutMs);
-  const judged = judge(inventory.workloads, inventory.containers, samples);
+  const judged = judge(
+    inventory.workloads,
+    { containers: inventory.containers, events, eventsRefused },
+    samples,
+    Date.now(),
+  );
   const span = samples === undefined ? undefined : spanOf(samples);
-  const report = probesReport(judged, samples?.source, span, [...inventory.refused, ...notes]);
+  const report = probesReport(judged.workloads, samples?.source, span, [
+    ...inventory.refused,
+    ...(eventsRefused === undefined ? [] : [eventsRefused]),
+    ...notes,
+    ...judged.notes,
+  ]);
   process.stdout.write(json ? formatProbesJson(report) : formatProbesTable(report));
   if (report.needsAction || (values['fail-on'] === 'probes' && report.findings > 0)) {
     throw new HealthcheckError(

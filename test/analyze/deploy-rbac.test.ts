@@ -222,11 +222,15 @@ describe('deploy/analyze components for analyze --probes', () => {
     expect(missingListedFiles(METRICS)).toEqual([]);
   });
 
-  it('components/probes: list services, nothing else; components/companion-metrics: that and get pods/proxy', () => {
+  it('components/probes: list services and events, nothing else; components/companion-metrics: those and get pods/proxy', () => {
     const probes = read('deploy/analyze/components/probes/rbac.yaml');
-    expect(grants(one(probes, 'ClusterRole'))).toEqual(['/services[*] list']);
+    expect(grants(one(probes, 'ClusterRole'))).toEqual(['/events[*] list', '/services[*] list']);
     const metrics = read('deploy/analyze/components/companion-metrics/rbac.yaml');
-    expect(grants(one(metrics, 'ClusterRole'))).toEqual(['/pods/proxy[*] get', '/services[*] list']);
+    expect(grants(one(metrics, 'ClusterRole'))).toEqual([
+      '/events[*] list',
+      '/pods/proxy[*] get',
+      '/services[*] list',
+    ]);
     for (const objects of [probes, metrics])
       expect(one(objects, 'ClusterRoleBinding').subjects).toEqual([subject]);
   });

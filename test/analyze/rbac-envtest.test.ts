@@ -2,7 +2,9 @@
 // ServiceAccount (a token user of that name, as RBAC's ServiceAccount subjects match it). With the read-only roles
 // every read check runs, the serving certificate's included (as the webhook publishes it: no Secret is read), and
 // only the opt-in round trip says "cannot ...: needs ..."; with its component too, none does; each rule taken away makes the check that needs it say so; with no binding at all every check says what it
-// needs, with no stack trace. And the CronJob's pod passes restricted Pod Security as the API server enforces it.
+// needs, with no stack trace. With the probes component, `analyze --probes` reads all it reads, and without each of
+// its rules says which list it could not make (without events: that the restarts stand unattributed). And the
+// CronJob's pod passes restricted Pod Security as the API server enforces it.
 
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,7 @@ import { kubeconfigFor } from '../helpers/kubeconfig.js';
 import { grants } from '../helpers/rbac-grants.js';
 import { skipWithout } from '../helpers/system-tools.js';
 import { makeTestCert } from '../helpers/tls.js';
+import { writeRestart } from './probes/probes-cluster.js';
 
 type Json = Record<string, unknown>;
 // biome-ignore lint/suspicious/noExplicitAny: manifests, walked by the field names Kubernetes defines
@@ -36,6 +39,13 @@ const serviceAccountUser = (name: string): EnvtestUser => ({
 });
 const ANALYZE_USER = serviceAccountUser(account.metadata.name);
 const NOBODY = serviceAccountUser('unbound');
+const probesRbac = read('deploy/analyze/components/probes/rbac.yaml');
+const probesRole = probesRbac.find((o) => o.kind === 'ClusterRole') as Manifest;
+/** Each grant of the probes component, one at a time: a user with the read-only ClusterRole and the rest of it. */
+const PROBES_WITHOUT = grants(probesRole).map((grant) => ({
+  grant,
+  user: { name: `probes without ${grant}` },
+}));
 
 /** Each grant of the read-only roles, one at a time: the role it is in, and the rules without it. */
 const roles = rbac.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
@@ -146,7 +156,12 @@ describe.skipIf(skip)('deploy/analyze RBAC against a real kube-apiserver', () =>
   let dir: string;
 
   beforeAll(async () => {
-    env = await startEnvtest([ANALYZE_USER, NOBODY, ...WITHOUT.map((w) => w.user)]);
+    env = await startEnvtest([
+      ANALYZE_USER,
+      NOBODY,
+      ...WITHOUT.map((w) => w.user),
+      ...PROBES_WITHOUT.map((w) => w.user),
+    ]);
     dir = join(tmpdir(), `osm-hc-analyze-rbac-${process.pid}`);
     await makeNamespace(env.admin, NAMESPACE, {}, []);
     await apply(env.admin, rbac);
@@ -252,6 +267,73 @@ describe.skipIf(skip)('deploy/analyze RBAC against a real kube-apiserver', () =>
     expect(exit.stdout).toContain('cannot check which namespaces are labelled: needs list namespaces');
     expect(exit.stdout).toContain('cannot check the round trip: needs list namespaces');
     expect(exit.code).toBe(1);
+  });
+
+  describe('with the probes component', () => {
+    const clusterRole = roles.find((r) => r.kind === 'ClusterRole') as Manifest;
+    /** `analyze --probes -A -o json` as `user`: its exit and its notes. */
+    const probesAs = async (user: EnvtestUser) => {
+      const exit = await analyzeAs(user, ['--probes', '-A', '-o', 'json']);
+      return { ...exit, notes: (JSON.parse(exit.stdout) as { notes: string[] }).notes };
+    };
+
+    beforeAll(async () => {
+      await apply(env.admin, probesRbac);
+      // A pod with a liveness probe, and kubelet's record of a restart, whose events would say why.
+      await makeNamespace(env.admin, 'probed', {}, []);
+      await env.admin.create('/api/v1/namespaces/probed/pods', {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'app' },
+        spec: {
+          containers: [{ name: 'app', image: 'app', livenessProbe: { httpGet: { path: '/', port: 8080 } } }],
+        },
+      });
+      await writeRestart(env, 'probed', 'app');
+      for (const [k, { grant, user }] of PROBES_WITHOUT.entries()) {
+        const name = `analyze-probes-without-${k}`;
+        const bind = (role: string) => ({
+          apiVersion: RBAC,
+          kind: 'ClusterRoleBinding',
+          metadata: { name: `${name}-${role}` },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user.name }],
+        });
+        await apply(env.admin, [
+          {
+            ...probesRole,
+            metadata: { ...probesRole.metadata, name },
+            rules: rulesWithout(probesRole, grant),
+          },
+          bind(name),
+          bind(clusterRole.metadata.name),
+        ]);
+      }
+    });
+
+    it('reads every list it makes: no note of a refusal', async () => {
+      const { notes, code } = await probesAs(ANALYZE_USER);
+      expect(notes.filter((n) => n.startsWith('cannot'))).toEqual([]);
+      expect(code).toBe(0);
+    });
+
+    it.each(PROBES_WITHOUT.map((w) => [w.grant, w]))(
+      'without %s, it says which list it could not make',
+      async (grant, w) => {
+        const resource = /^\/(\w+)\[/.exec(grant)?.[1];
+        const { notes, code } = await probesAs(w.user);
+        expect(
+          notes.filter((n) => n.startsWith(`cannot list ${resource} in all namespaces: `)),
+          notes.join('\n'),
+        ).toHaveLength(1);
+        if (resource === 'events') {
+          expect(notes).toContain(
+            "probed/Pod/app: restarts of app on app stand unattributed: kubelet's events could not be read",
+          );
+        }
+        expect(code).toBe(0);
+      },
+    );
   });
 
   it("the CronJob's pod passes restricted Pod Security, as the API server enforces it", async () => {

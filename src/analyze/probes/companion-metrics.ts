@@ -38,7 +38,7 @@ export async function companionSamples(
     );
   }
   const notes = [
-    'without Prometheus: counts since each companion started, and no shared-dependency rule (it needs time steps)',
+    "without Prometheus: counts since each companion started; restarts from the pods' status and kubelet's events",
   ];
   if (asked < chosen.length)
     notes.push(`asked ${asked} of ${pods.length} companions before the ${budget.ms / 1000} s budget ran out`);

@@ -38,8 +38,8 @@ export function probesReport(
 export function formatProbesTable(report: ProbesReport): string {
   const lines = [
     report.source === undefined
-      ? 'PROBES    static rules only'
-      : `PROBES    static rules, and live rules from ${report.source} ${report.span ?? ''}`.trimEnd(),
+      ? "PROBES    static rules, and restarts from kubelet's record (the pods' status, its events)"
+      : `PROBES    static rules, kubelet's record, and live rules from ${report.source} ${report.span ?? ''}`.trimEnd(),
     ...report.notes.map((n) => `NOTE      ${n}`),
   ];
   const judged = report.workloads.length;
@@ -56,12 +56,12 @@ export function formatProbesTable(report: ProbesReport): string {
       ]),
     );
     lines.push('', ...table([['NAMESPACE', 'WORKLOAD', 'RULE', 'PROBE', 'EVIDENCE'], ...rows]));
+    // One fix per workload: the user applies one patch, which makes every finding's change.
     lines.push('', 'TO FIX:');
     for (const w of faulty) {
-      for (const f of w.findings) {
-        lines.push(`  ${w.namespace} ${w.kind}/${w.name} ${f.rule} (${f.container}): ${f.advice}`);
-        if (f.fix !== undefined) lines.push(...f.fix.split('\n').map((l) => `    ${l}`));
-      }
+      lines.push(`  ${w.namespace} ${w.kind}/${w.name}`);
+      for (const f of w.findings) lines.push(`    ${f.rule} (${f.container}): ${f.advice}`);
+      if (w.fix !== undefined) lines.push(...w.fix.split('\n').map((l) => `    ${l}`));
     }
   }
   const restarts = faulty.flatMap((w) => w.findings).filter((f) => f.needsAction).length;
@@ -85,6 +85,7 @@ export function formatProbesJson(report: ProbesReport): string {
   const workloads = report.workloads.map((w) => ({
     ...w,
     findings: w.findings.map((f) => ({ ...f, change: f.change ?? null, fix: f.fix ?? null })),
+    fix: w.fix ?? null,
   }));
   const shape = { source: source ?? null, span: span ?? null, notes, findings, needsAction, workloads };
   return `${JSON.stringify(shape, null, 2)}\n`;

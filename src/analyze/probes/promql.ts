@@ -101,7 +101,9 @@ function containerSamples(answers: Record<string, readonly Series[]>): Container
         pod: m.pod,
         container: m.container,
         restarts: Math.round(last(series) ?? 0),
+        counted: 'over the window' as const,
         lastTermination: reasons.get(`${m.namespace}/${m.pod}/${m.container}`),
+        lastEndedAt: undefined,
       },
     ];
   });

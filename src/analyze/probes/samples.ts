@@ -45,10 +45,16 @@ export interface ContainerSample {
   namespace: string;
   pod: string;
   container: string;
-  /** Restarts within the window (or, from a pod's status alone, 1 when its last one ended within it). */
+  /**
+   * Restarts: over the window (kube-state-metrics through Prometheus), or the pod's own `restartCount` where its
+   * last restart ended within the window (the pod's status: what `kubectl get pods` shows).
+   */
   restarts: number;
+  counted: 'over the window' | 'restartCount';
   /** The last termination's reason and exit code, from the pod's status or kube-state-metrics. */
   lastTermination: string | undefined;
+  /** When the last termination ended (ms since the epoch), where the pod's status says. */
+  lastEndedAt: number | undefined;
 }
 
 /** Liveness failures per pod in one step of the window (Prometheus only: one read of /metrics has no time). */

@@ -29,21 +29,27 @@ export interface ProbeInventory {
 const collection = (root: string, resource: string, namespace: string | undefined) =>
   namespace === undefined ? `${root}/${resource}` : `${root}/namespaces/${namespace}/${resource}`;
 
-/** The containers whose last termination ended within the window, from one pod's status. */
-function restartsOf(pod: Json, since: number): ContainerSample[] {
+/**
+ * The containers whose last termination ended within the window, from one pod's status: the pod's own
+ * restartCount, and when and how the last one ended (kubelet keeps only the last).
+ */
+export function restartsOf(pod: Json, since: number): ContainerSample[] {
   const status = asObject(pod.status);
   return [...asList(status.initContainerStatuses), ...asList(status.containerStatuses)].flatMap((s) => {
     const ended = asObject(asObject(s.lastState).terminated);
     const at = Date.parse(String(ended.finishedAt ?? ''));
     if (!(at >= since) || typeof s.name !== 'string') return [];
     const reason = `${String(ended.reason ?? 'terminated')}, exit ${String(ended.exitCode ?? '?')}`;
+    const count = typeof s.restartCount === 'number' && s.restartCount > 0 ? s.restartCount : 1;
     return [
       {
         namespace: namespaceOf(pod),
         pod: nameOf(pod),
         container: s.name,
-        restarts: 1,
+        restarts: count,
+        counted: 'restartCount' as const,
         lastTermination: reason,
+        lastEndedAt: at,
       },
     ];
   });

@@ -1,9 +1,11 @@
 // `osm-healthcheck analyze --probes` (the built CLI) against a real kube-apiserver: a Deployment for each static
-// fault and a sound one, one injected by the companion (its table holds the original checks), a Service in
-// front of them, pod status written through the status subresource as kubelet writes it. Each faulty workload
-// is named with its rule; the sound one is not. Then each printed fix, run as printed by kubectl against the API
-// server, and a rollout of the new template (no controller runs here: the test writes what it would), clears the
-// findings.
+// fault and a sound one, one with several faults whose fixes set one field and different ones, one injected by
+// the companion (its table holds the original checks), a Service in front of them, pod status written through
+// the status subresource and kubelet's events, as kubelet writes them. Each faulty workload is named with its
+// rules; the sound one is not; with no live source, two replicas restarted together by liveness are named from
+// the record, exit 1. Then each workload's one printed patch, run as printed by the real kubectl against the API
+// server, and a rollout of the new template (no controller runs here: the test writes what it would), clears
+// every finding it merges.
 
 import { execFile } from 'node:child_process';
 import { dirname } from 'node:path';
@@ -12,7 +14,7 @@ import { runCli } from '../../helpers/cli.js';
 import { ENVTEST_NEEDS, type Envtest } from '../../helpers/envtest.js';
 import { KUBECTL_BIN, skipWithoutKubectl } from '../../helpers/kustomize.js';
 import { skipWithout } from '../../helpers/system-tools.js';
-import { type ProbesCluster, probesCluster, writeRestart } from './probes-cluster.js';
+import { type ProbesCluster, probesCluster, writeLivenessEvents, writeRestart } from './probes-cluster.js';
 
 type Json = Record<string, unknown>;
 
@@ -28,6 +30,13 @@ const TEMPLATES: Record<string, Json> = {
   slowboot: { readinessProbe: http('/ready'), livenessProbe: http('/live', { initialDelaySeconds: 120 }) },
   twitchy: { readinessProbe: http('/ready'), livenessProbe: http('/live', { periodSeconds: 1 }) },
   scripted: { readinessProbe: { exec: { command: ['cat', '/tmp/ready'] } }, livenessProbe: http('/live') },
+  // Three faults: two fixes raise liveness' failureThreshold, a third adds a startup probe and drops the delay.
+  tangled: {
+    readinessProbe: http('/healthz'),
+    livenessProbe: http('/healthz', { periodSeconds: 1, initialDelaySeconds: 120 }),
+  },
+  // A short liveness budget, and (once kubelet's record says so) both replicas restarted by it together.
+  restarted: { readinessProbe: http('/ready'), livenessProbe: http('/live', { periodSeconds: 5 }) },
 };
 
 const EXPECTED: Record<string, string[]> = {
@@ -38,6 +47,8 @@ const EXPECTED: Record<string, string[]> = {
   slowboot: ['startup-in-initial-delay'],
   twitchy: ['liveness-budget-short'],
   scripted: ['exec-probe'],
+  tangled: ['liveness-not-after-readiness', 'startup-in-initial-delay', 'liveness-budget-short'],
+  restarted: ['liveness-budget-short'],
   injected: ['liveness-not-after-readiness'],
 };
 
@@ -76,7 +87,9 @@ interface Report {
   workloads: {
     kind: string;
     name: string;
-    findings: { rule: string; fix: string | null; evidence: string }[];
+    findings: { rule: string; fix: string | null; evidence: string; change: Json | null }[];
+    changes: { container: string; change: Json }[];
+    fix: string | null;
   }[];
 }
 
@@ -159,8 +172,11 @@ describe.skipIf(skip)('analyze --probes against a real kube-apiserver', () => {
     });
     for (const [name, probes] of Object.entries(TEMPLATES)) await deployment(name, probes);
     await deployment('injected', TEMPLATES.identical as Json, injectedSpec());
-    // Kubelet's record of a restart, as it writes it: through the status subresource.
+    // Kubelet's record of a restart, as it writes it: through the status subresource; no event blames liveness
+    // (an OOM kill, a crash).
     await writeRestart(env, NS, 'twitchy-r1-0');
+    // A restart two hours ago: its events, if liveness made it, are gone.
+    await writeRestart(env, NS, 'sound-r1-1', { endedAt: new Date(Date.now() - 2 * 3600_000) });
   }, 120_000);
 
   afterAll(async () => {
@@ -173,36 +189,88 @@ describe.skipIf(skip)('analyze --probes against a real kube-apiserver', () => {
     expect(code).toBe(0);
     expect(rulesOf(report)).toEqual(EXPECTED);
     expect(report.notes).toEqual([
-      'no live data (--prometheus URL or --companion-metrics N): static rules only',
+      "no live data (--prometheus URL or --companion-metrics N): static rules, and restarts from the pods' status and kubelet's events",
     ]);
-    // Without samples from the companion, a restart is not blamed on liveness (it may be an OOM kill).
+    // Without the companion's counts or kubelet's events, a restart is not blamed on liveness (it may be an OOM kill).
     expect(report.needsAction).toBe(false);
   });
 
-  it('says the same in its table, and fails with --fail-on probes', async () => {
-    const { code, stdout } = await analyze('--fail-on', 'probes');
-    expect(code).toBe(1);
-    expect(stdout).toContain('PROBES    static rules only');
-    expect(stdout).toMatch(/probes\s+Deployment\/identical\s+liveness-not-after-readiness\s+app\/liveness/);
-    expect(stdout).not.toMatch(/Deployment\/sound\b/);
+  it('says when the record of a restart is gone, over a window longer than events live', async () => {
+    const { code, report } = await analyze('--window', '6h', '-o', 'json');
+    expect(code).toBe(0);
+    expect(report.notes).toContain(
+      `${NS}/Deployment/sound: restarts of app on sound-r1-1 stand unattributed: they ended over an hour ago, and kubelet's events live 1 h by default (the API server's --event-ttl)`,
+    );
   });
 
-  it('clears each finding once its printed fix is applied and rolled out', async () => {
+  it('says the same in its table, one patch per workload, and fails with --fail-on probes', async () => {
+    const { code, stdout } = await analyze('--fail-on', 'probes');
+    expect(code).toBe(1);
+    expect(stdout).toContain(
+      "PROBES    static rules, and restarts from kubelet's record (the pods' status, its events)",
+    );
+    expect(stdout).toMatch(/probes\s+Deployment\/identical\s+liveness-not-after-readiness\s+app\/liveness/);
+    expect(stdout).not.toMatch(/Deployment\/sound\b/);
+    const fixes = stdout.slice(stdout.indexOf('TO FIX:'));
+    expect(fixes.match(/kubectl -n probes patch deployment\/tangled /g)).toHaveLength(1);
+    expect(fixes).toContain('    liveness-budget-short (app): failureThreshold 31 (31 s)');
+  });
+
+  it('with no live source, names the replicas liveness restarted together, from the record, and exits 1', async () => {
+    const now = Date.now();
+    for (const [i, pod] of ['restarted-r1-0', 'restarted-r1-1'].entries()) {
+      await writeRestart(env, NS, pod, { endedAt: new Date(now - 60_000 + i * 20_000) });
+      await writeLivenessEvents(env, NS, pod, new Date(now - 150_000), new Date(now - 70_000 + i * 20_000));
+    }
+    const { code, report, stderr } = await analyze('-o', 'json');
+    expect(code).toBe(1);
+    expect(stderr).toContain('a liveness probe restarted pods within the window');
+    expect(report.needsAction).toBe(true);
+    const restarted = report.workloads.find((w) => w.name === 'restarted');
+    expect(restarted?.findings.map((f) => f.rule)).toEqual([
+      'liveness-budget-short',
+      'liveness-restarts',
+      'shared-dependency',
+    ]);
+    const [, restarts, shared] = restarted?.findings ?? [];
+    expect(restarts?.evidence).toMatch(
+      /^6 restarts of app on 2 pods \(restartCount, the last ended \d\d:\d\d UTC: Error, exit 137\), and kubelet's events: 6 Killing for failed liveness, 18 Unhealthy \(last: "Liveness probe failed: HTTP probe failed with statuscode: 500"\)$/,
+    );
+    expect(shared?.evidence).toMatch(
+      /^liveness restarted all 2 replicas within [23] min \(\d\d:\d\d-\d\d:\d\d UTC, restart times from kubelet's events and the pods' status\): a dependency they share, not the pods$/,
+    );
+    // Each finding keeps its own change; the workload's one change merges them: failureThreshold once, at the
+    // larger value, and the handler swapped beside it.
+    expect(restarted?.findings.map((f) => f.change)).toEqual([
+      { livenessProbe: { failureThreshold: 6 } },
+      { livenessProbe: { failureThreshold: 6 } },
+      { livenessProbe: { httpGet: null, grpc: null, tcpSocket: { port: 8080 } } },
+    ]);
+    expect(restarted?.changes).toEqual([
+      {
+        list: 'containers',
+        container: 'app',
+        change: {
+          livenessProbe: { failureThreshold: 6, httpGet: null, grpc: null, tcpSocket: { port: 8080 } },
+        },
+      },
+    ]);
+  });
+
+  it("clears every finding it merges once each workload's one printed patch is applied and rolled out", async () => {
     const { report } = await analyze('-o', 'json');
     const bin = KUBECTL_BIN as string;
     for (const w of report.workloads.filter((x) => x.name !== 'injected')) {
-      for (const f of w.findings) {
-        if (f.fix === null) continue;
-        await new Promise<void>((resolve, reject) =>
-          execFile(
-            'sh',
-            ['-c', f.fix as string],
-            { env: { ...process.env, KUBECONFIG: kubeconfig, PATH: `${dirname(bin)}:${process.env.PATH}` } },
-            (err, _out, stderr) => (err === null ? resolve() : reject(new Error(`${f.fix}: ${stderr}`))),
-          ),
-        );
-      }
-      if (w.findings.some((f) => f.fix !== null)) await rollout(w.name);
+      if (w.fix === null) continue;
+      await new Promise<void>((resolve, reject) =>
+        execFile(
+          'sh',
+          ['-c', w.fix as string],
+          { env: { ...process.env, KUBECONFIG: kubeconfig, PATH: `${dirname(bin)}:${process.env.PATH}` } },
+          (err, _out, stderr) => (err === null ? resolve() : reject(new Error(`${w.fix}: ${stderr}`))),
+        ),
+      );
+      await rollout(w.name);
     }
     const after = await analyze('-o', 'json');
     expect(rulesOf(after.report)).toEqual({

@@ -1,9 +1,10 @@
 // `analyze --probes --companion-metrics` through the real kube-apiserver's pod proxy. The proxy refuses loopback
 // pod IPs, so the companion (the built CLI's serve, on its real ports 15901-15904) runs in a network namespace this
-// test creates, joined to the host by a veth pair with private addresses inside it only; the pod's status.podIP is
-// that address, written through the status subresource with a restart kubelet recorded. The test plays kubelet
-// against the companion's liveness port (the app behind it refuses), then analyze reads the companion's /metrics
-// through the API server and names the liveness restarts, exit 1. Root only: skips loudly otherwise, fails in CI.
+// test creates, joined to the host by a veth pair with private addresses inside it only; two replicas' status.podIP
+// is that address, written through the status subresource with the restarts kubelet recorded, within a minute of
+// each other. The test plays kubelet against the companion's liveness port (the app behind it refuses), then
+// analyze reads the companion's /metrics through the API server and names the liveness restarts and, with no time
+// steps, the shared dependency, exit 1. Root only: skips loudly otherwise, fails in CI.
 
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,27 +64,49 @@ describe.skipIf(skip)("analyze --probes --companion-metrics through the API serv
 
     cluster = await probesCluster(NS);
     env = cluster.env;
-    await env.admin.create(`/api/v1/namespaces/${NS}/pods`, {
-      apiVersion: 'v1',
-      kind: 'Pod',
+    const spec = {
+      containers: [
+        {
+          name: 'app',
+          image: 'app',
+          livenessProbe: { httpGet: { path: '/osm-liveness-probe/app', port: 15901 } },
+        },
+        {
+          name: 'osm-healthcheck',
+          image: 'osm-healthcheck',
+          args: ['serve'],
+          env: [{ name: 'OSM_HEALTHCHECK_PROBES', value: JSON.stringify(table) }],
+        },
+      ],
+    };
+    const labels = { app: 'web' };
+    const rs = await env.admin.create(`/apis/apps/v1/namespaces/${NS}/replicasets`, {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
       metadata: { name: 'web' },
-      spec: {
-        containers: [
-          {
-            name: 'app',
-            image: 'app',
-            livenessProbe: { httpGet: { path: '/osm-liveness-probe/app', port: 15901 } },
-          },
-          {
-            name: 'osm-healthcheck',
-            image: 'osm-healthcheck',
-            args: ['serve'],
-            env: [{ name: 'OSM_HEALTHCHECK_PROBES', value: JSON.stringify(table) }],
-          },
-        ],
-      },
+      spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec } },
     });
-    await writeRestart(env, NS, 'web', { podIP: POD_IP, podIPs: [{ ip: POD_IP }] });
+    const owner = {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      name: 'web',
+      uid: (rs.metadata as { uid: string }).uid,
+    };
+    // Two replicas, both restarted within the same minute; the pod proxy reaches one companion for both (the same
+    // pod IP), whose liveness failures each replica reads as its own.
+    const now = Date.now();
+    for (const [i, pod] of ['web-0', 'web-1'].entries()) {
+      await env.admin.create(`/api/v1/namespaces/${NS}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: pod, labels, ownerReferences: [{ ...owner, controller: true }] },
+        spec,
+      });
+      await writeRestart(env, NS, pod, {
+        status: { podIP: POD_IP, podIPs: [{ ip: POD_IP }] },
+        endedAt: new Date(now - 40_000 + i * 20_000),
+      });
+    }
   }, 120_000);
 
   afterAll(async () => {
@@ -94,7 +117,7 @@ describe.skipIf(skip)("analyze --probes --companion-metrics through the API serv
     await ip('netns', 'del', NETNS).catch(() => undefined);
   });
 
-  it("reads the companion's counts through the pod proxy and names the liveness restarts, exit 1", async () => {
+  it("reads the companions' counts through the pod proxy and names the liveness restarts and the replicas restarted together, exit 1", async () => {
     const exit = await cluster.analyze('--companion-metrics', '10', '-o', 'json');
     const report = JSON.parse(exit.stdout) as {
       source: string;
@@ -105,13 +128,19 @@ describe.skipIf(skip)("analyze --probes --companion-metrics through the API serv
     expect(report.source).toBe("the companions' /metrics (pod proxy)");
     expect(report.span).toBe('since each companion started');
     expect(report.notes).toEqual([
-      'without Prometheus: counts since each companion started, and no shared-dependency rule (it needs time steps)',
+      "without Prometheus: counts since each companion started; restarts from the pods' status and kubelet's events",
     ]);
     expect(report.workloads.map((w) => [w.name, w.findings.map((f) => f.rule)])).toEqual([
-      ['web', ['liveness-restarts']],
+      ['web', ['liveness-restarts', 'shared-dependency']],
     ]);
-    expect(report.workloads[0]?.findings[0]?.evidence).toBe(
-      '1 restart of app on 1 pod since each companion started (last: Error, exit 137), and 5 liveness failures in 5 probes: 5 refused',
+    const [restarts, shared] = report.workloads[0]?.findings ?? [];
+    // The restarts are the pods' own count; the failures, the companions' since each started.
+    expect(restarts?.evidence).toMatch(
+      /^6 restarts of app on 2 pods \(restartCount, the last ended \d\d:\d\d UTC: Error, exit 137\), and 10 liveness failures in 10 probes since each companion started: 10 refused$/,
+    );
+    // No time steps: the replicas' restart times, from their status, where the companions blame liveness.
+    expect(shared?.evidence).toMatch(
+      /^liveness restarted all 2 replicas within 1 min \(\d\d:\d\d-\d\d:\d\d UTC, restart times from the pods' status\): a dependency they share, not the pods$/,
     );
     expect(exit.code).toBe(1);
   });

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { companionSamples } from '../../../src/analyze/probes/companion-metrics.js';
 import { exposedSamples, quantile } from '../../../src/analyze/probes/exposition.js';
 import { fixText, patchBody } from '../../../src/analyze/probes/fix.js';
+import { mergeChanges } from '../../../src/analyze/probes/merged-change.js';
 import { windowsOf } from '../../../src/analyze/probes/promql.js';
 
 describe('quantile', () => {
@@ -74,20 +75,106 @@ describe('exposedSamples', () => {
 
 describe('fixText', () => {
   const change = { livenessProbe: { failureThreshold: 6 } };
+  const app = [{ list: 'containers' as const, container: 'app', change }];
   it("patches a Deployment's template, merging the container by name", () => {
-    expect(fixText({ namespace: 'ns', kind: 'Deployment', name: 'web' }, 'containers', 'app', change)).toBe(
+    expect(fixText({ namespace: 'ns', kind: 'Deployment', name: 'web' }, app)).toBe(
       `kubectl -n ns patch deployment/web --type=strategic -p '{"spec":{"template":{"spec":{"containers":[{"name":"app","livenessProbe":{"failureThreshold":6}}]}}}}'`,
     );
   });
   it("patches a CronJob's job template", () => {
-    expect(patchBody({ namespace: 'ns', kind: 'CronJob', name: 'c' }, 'containers', 'app', change)).toEqual({
+    expect(patchBody({ namespace: 'ns', kind: 'CronJob', name: 'c' }, app)).toEqual({
       spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'app', ...change }] } } } } },
     });
   });
+  it('patches several containers, of both lists, in one body', () => {
+    const sidecar = {
+      list: 'initContainers' as const,
+      container: 'log',
+      change: { startupProbe: { failureThreshold: 9 } },
+    };
+    expect(patchBody({ namespace: 'ns', kind: 'Deployment', name: 'web' }, [...app, sidecar])).toEqual({
+      spec: {
+        template: {
+          spec: {
+            initContainers: [{ name: 'log', startupProbe: { failureThreshold: 9 } }],
+            containers: [{ name: 'app', ...change }],
+          },
+        },
+      },
+    });
+  });
   it('gives YAML for a bare pod, whose probes cannot be patched', () => {
-    expect(fixText({ namespace: 'ns', kind: 'Pod', name: 'p' }, 'containers', 'app', change)).toBe(
+    expect(fixText({ namespace: 'ns', kind: 'Pod', name: 'p' }, app)).toBe(
       'in the manifest of Pod/p, containers[name=app]:\n  livenessProbe:\n    failureThreshold: 6',
     );
+  });
+});
+
+describe('mergeChanges', () => {
+  const of = (container: string, change: Record<string, Record<string, unknown>>) => ({
+    list: 'containers' as const,
+    container,
+    change,
+  });
+  const http = { httpGet: { path: '/live', port: 8080 } };
+  it.each([
+    {
+      name: 'one field set by two findings: once, at the larger budget',
+      changes: [
+        of('app', { livenessProbe: { failureThreshold: 3 } }),
+        of('app', { livenessProbe: { failureThreshold: 6 } }),
+      ],
+      merged: [of('app', { livenessProbe: { failureThreshold: 6 } })],
+    },
+    {
+      name: 'different fields of one probe together, and the timeout at the larger',
+      changes: [
+        of('app', { livenessProbe: { failureThreshold: 6, timeoutSeconds: 2 } }),
+        of('app', { livenessProbe: { timeoutSeconds: 3 } }),
+        of('app', { livenessProbe: { httpGet: null, grpc: null, tcpSocket: { port: 8080 } } }),
+      ],
+      merged: [
+        of('app', {
+          livenessProbe: {
+            failureThreshold: 6,
+            timeoutSeconds: 3,
+            httpGet: null,
+            grpc: null,
+            tcpSocket: { port: 8080 },
+          },
+        }),
+      ],
+    },
+    {
+      name: 'the delay a startup probe makes 0 stays 0; two added startup probes, the larger budget',
+      changes: [
+        of('app', {
+          startupProbe: { ...http, periodSeconds: 10, failureThreshold: 13 },
+          livenessProbe: { initialDelaySeconds: 0 },
+        }),
+        of('app', { livenessProbe: { initialDelaySeconds: 5, failureThreshold: 6 } }),
+        of('app', { startupProbe: { ...http, periodSeconds: 10, failureThreshold: 30 } }),
+      ],
+      merged: [
+        of('app', {
+          startupProbe: { ...http, periodSeconds: 10, failureThreshold: 30 },
+          livenessProbe: { initialDelaySeconds: 0, failureThreshold: 6 },
+        }),
+      ],
+    },
+    {
+      name: 'two containers stay two',
+      changes: [
+        of('app', { livenessProbe: { failureThreshold: 6 } }),
+        of('side', { readinessProbe: { timeoutSeconds: 2 } }),
+      ],
+      merged: [
+        of('app', { livenessProbe: { failureThreshold: 6 } }),
+        of('side', { readinessProbe: { timeoutSeconds: 2 } }),
+      ],
+    },
+  ])('$name', ({ changes, merged }) => {
+    expect(mergeChanges(changes)).toEqual(merged);
   });
 });
 
