@@ -18,6 +18,7 @@ import { common } from '../../scripts/bundle-options.mjs';
 import { probeGrpc } from '../../src/probe/grpc.js';
 import { get } from '../helpers/client.js';
 import { startCompanion } from '../helpers/companion.js';
+import { pastFreshWindow } from '../helpers/next-check.js';
 
 const TIMEOUT_MS = 500;
 // Longer than 127 bytes, so its length takes two bytes on the wire.
@@ -278,6 +279,8 @@ describe('probeGrpc', () => {
         { incoming: 'kube-probe/1.26', seen: 'kube-probe/1.26 grpc-go/1.49.0' },
         { incoming: 'curl/8.5.0', seen: 'kube-probe/1.30 grpc-go/1.58.3' },
       ]) {
+        // Each past the last one's check: a request within 100 ms of it would share it (src/server/shared-checks.ts).
+        await pastFreshWindow();
         const before = userAgents.length;
         const answer = await get(companion.url('startup', '/osm-startup-probe/app'), {
           'user-agent': incoming,
