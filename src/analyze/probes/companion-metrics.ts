@@ -3,8 +3,8 @@
 // companions, a few at a time, each answer capped by the client, and no batch started once the run's budget is
 // spent. Counts run since each companion started.
 
-import { exposedSamples } from './exposition.js';
-import type { ProbeSample, Samples } from './samples.js';
+import { exposedCallerLoad, exposedSamples } from './exposition.js';
+import type { CallerLoad, ProbeSample, Samples } from './samples.js';
 
 /** The companion's metrics port (scheme.ts DEFAULT_PORTS.healthcheck): the PodMonitor's `osm-hc-health`. */
 const METRICS_PORT = 15904;
@@ -22,6 +22,7 @@ export async function companionSamples(
 ): Promise<{ samples: Samples; notes: string[] }> {
   const chosen = pods.slice(0, maxPods);
   const probes: ProbeSample[] = [];
+  const callerLoad: CallerLoad[] = [];
   const failed: string[] = [];
   const deadline = budget.now() + budget.ms;
   let asked = 0;
@@ -32,8 +33,10 @@ export async function companionSamples(
         const reply = await getText(
           `/api/v1/namespaces/${namespace}/pods/${pod}:${METRICS_PORT}/proxy/metrics`,
         );
-        if (reply.ok) probes.push(...exposedSamples(reply.text, namespace, pod));
-        else failed.push(`${namespace}/${pod}: ${reply.message}`);
+        if (reply.ok) {
+          probes.push(...exposedSamples(reply.text, namespace, pod));
+          callerLoad.push(exposedCallerLoad(reply.text, namespace, pod));
+        } else failed.push(`${namespace}/${pod}: ${reply.message}`);
       }),
     );
   }
@@ -52,6 +55,7 @@ export async function companionSamples(
       probes,
       containers: [],
       windows: undefined,
+      callerLoad,
     },
     notes,
   };

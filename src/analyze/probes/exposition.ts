@@ -3,7 +3,13 @@
 // histogram_quantile computes it (linear within the bucket). Pure.
 
 import { isProbeKind } from '../../scheme.js';
-import { emptySample, FAILURE_REASONS, type FailureReason, type ProbeSample } from './samples.js';
+import {
+  type CallerLoad,
+  emptySample,
+  FAILURE_REASONS,
+  type FailureReason,
+  type ProbeSample,
+} from './samples.js';
 
 const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
@@ -26,6 +32,23 @@ export function quantile(q: number, buckets: readonly (readonly [number, number]
     lower = le;
   }
   return lower;
+}
+
+/** The series that count what callers other than kubelet made the companion do (docs/metrics.md). */
+const CALLER_LOAD_SERIES = [
+  'osm_healthcheck_shared_answers_total',
+  'osm_healthcheck_connections_cut_total',
+  'osm_healthcheck_connections_evicted_total',
+];
+
+/** One companion's caller load since it started: the sum of those counters over their labels. */
+export function exposedCallerLoad(text: string, namespace: string, pod: string): CallerLoad {
+  let requests = 0;
+  for (const line of text.split('\n')) {
+    const m = LINE.exec(line);
+    if (m !== null && CALLER_LOAD_SERIES.includes(m[1] ?? '')) requests += Number(m[3]) || 0;
+  }
+  return { namespace, pod, requests };
 }
 
 export function exposedSamples(text: string, namespace: string, pod: string): ProbeSample[] {

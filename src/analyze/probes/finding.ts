@@ -16,6 +16,7 @@ export const LIVE_RULES = [
   'liveness-restarts',
   'startup-budget',
   'shared-dependency',
+  'caller-load',
 ] as const;
 export type RuleId = (typeof STATIC_RULES)[number] | (typeof LIVE_RULES)[number];
 

@@ -75,6 +75,7 @@ function narrowed(w: WorkloadProbes, samples: Samples | undefined, record: Kubel
       }))
       .filter((s) => Object.keys(s.pods).length > 0),
     span: samples === undefined ? undefined : spanOf(samples),
+    callerLoad: samples?.callerLoad?.filter(mine),
   };
 }
 

@@ -6,7 +6,7 @@ import type { ProbeKind } from '../../scheme.js';
 import type { Finding } from './finding.js';
 import type { LivenessEvents } from './kubelet-events.js';
 import type { ContainerProbe, ContainerProbes } from './pod-probes.js';
-import type { ContainerSample, FailureReason, FailureWindow, ProbeSample } from './samples.js';
+import type { CallerLoad, ContainerSample, FailureReason, FailureWindow, ProbeSample } from './samples.js';
 import { budget, livenessThreshold } from './static-rules.js';
 
 /** Fewer probes than this in the window say nothing about a tail: 5 minutes of kubelet's default period. */
@@ -36,6 +36,8 @@ export interface WorkloadSamples {
   windows: readonly FailureWindow[] | undefined;
   /** The live source's span: `over the last 1h`, `since each companion started`; undefined with none. */
   span: string | undefined;
+  /** Per pod, what callers other than kubelet made its companion do; absent where the source did not say. */
+  callerLoad?: readonly CallerLoad[];
 }
 
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
@@ -54,7 +56,19 @@ function reasons(samples: readonly ProbeSample[]): string {
   return parts.length === 0 ? 'none' : parts.join(', ');
 }
 
-function nearTimeout(c: ContainerProbes, probe: ContainerProbe, of: readonly ProbeSample[], span: string) {
+/**
+ * A pod whose companion answered this many requests from shared checks, or shed, cut or evicted this many
+ * connections, in the window was under another caller's load: its probes' durations measure that, not the probe.
+ */
+export const LOADED_REQUESTS = MIN_PROBES;
+
+function nearTimeout(
+  c: ContainerProbes,
+  probe: ContainerProbe,
+  of: readonly ProbeSample[],
+  span: string,
+  callerLoad: readonly CallerLoad[],
+) {
   const count = sum(of.map((s) => s.count));
   const judged = of.filter((s) => s.count >= MIN_PROBES && s.p99Seconds !== undefined);
   if (count < MIN_PROBES || judged.length === 0) return undefined;
@@ -63,6 +77,15 @@ function nearTimeout(c: ContainerProbes, probe: ContainerProbe, of: readonly Pro
   const timeout = worst.timeoutSeconds ?? probe.timing.timeoutSeconds;
   if (p99 < NEAR_TIMEOUT_SHARE * timeout) return undefined;
   const timeouts = sum(of.map((s) => s.failures.timeout ?? 0));
+  const load = callerLoad.find((l) => l.pod === worst.pod && l.requests >= LOADED_REQUESTS);
+  if (load !== undefined) {
+    // Not a slow probe: a flood past the mesh (docs/security.md#under-load). No patch: the timing is not the fault.
+    return finding(c, probe.kind, 'caller-load', {
+      evidence: `${probe.kind} p99 ${ms(p99)} (pod ${worst.pod}) against timeoutSeconds ${timeout} ${span}, while its companion answered or shed ${Math.round(load.requests)} requests and connections of callers other than kubelet (shared checks, cut or evicted connections): the durations measure that load, not the probe`,
+      change: undefined,
+      advice: `find the caller flooding ${worst.pod}'s 15901-15904 (docs/monitoring.md#osmhealthcheckcallerload); judge ${probe.kind}'s timing again once it stops`,
+    });
+  }
   const next = Math.max(timeout + 1, Math.ceil(p99 * 2));
   return finding(c, probe.kind, 'near-timeout', {
     evidence: `${probe.kind} p99 ${ms(p99)} (pod ${worst.pod}) against timeoutSeconds ${timeout} ${span}, ${timeouts} timeout${timeouts === 1 ? '' : 's'} in ${count} probes`,
@@ -260,7 +283,7 @@ export function liveFindings(c: ContainerProbes, w: WorkloadSamples): Finding[] 
   const found: (Finding | undefined)[] = [];
   for (const probe of Object.values(c.probes)) {
     const of = w.probes.filter((s) => s.container === c.container && s.kind === probe.kind);
-    found.push(nearTimeout(c, probe, of, w.span ?? ''));
+    found.push(nearTimeout(c, probe, of, w.span ?? '', w.callerLoad ?? []));
     if (probe.kind === 'liveness') {
       found.push(
         livenessRestarts(c, probe, w, of),

@@ -5,6 +5,7 @@
 
 import { isProbeKind } from '../../scheme.js';
 import {
+  type CallerLoad,
   type ContainerSample,
   emptySample,
   FAILURE_REASONS,
@@ -30,6 +31,10 @@ export function instantQueries(w: string, scope: string): Record<string, string>
     timeout: `max by (${PROBE}) (osm_healthcheck_probe_timeout_seconds${sel()})`,
     failures: `sum by (${PROBE}, reason) (increase(osm_healthcheck_probe_failures_total${sel()}[${w}]))`,
     firstSuccess: `max by (${PROBE}) (max_over_time(osm_healthcheck_probe_first_success_seconds${sel()}[${w}]))`,
+    // What callers other than kubelet made each companion do (docs/security.md#under-load): kubelet does none of it.
+    callerLoad: ['shared_answers_total', 'connections_cut_total', 'connections_evicted_total']
+      .map((name) => `sum by (namespace, pod) (increase(osm_healthcheck_${name}{${scope.slice(1)}}[${w}]))`)
+      .join(' + '),
     restarts: `sum by (namespace, pod, container) (increase(kube_pod_container_status_restarts_total{${scope.slice(1)}}[${w}]) or increase(kube_pod_init_container_status_restarts_total{${scope.slice(1)}}[${w}]))`,
     lastReason: `max by (namespace, pod, container, reason) (kube_pod_container_status_last_terminated_reason{${scope.slice(1)}} == 1)`,
   };
@@ -51,6 +56,7 @@ const finite = (v: number | undefined) => (v === undefined || !Number.isFinite(v
 export function samplesOf(answers: Record<string, readonly Series[]>): {
   probes: ProbeSample[];
   containers: ContainerSample[];
+  callerLoad: CallerLoad[];
 } {
   const probes = new Map<string, ProbeSample>();
   const probe = (m: Record<string, string>): ProbeSample | undefined => {
@@ -84,7 +90,14 @@ export function samplesOf(answers: Record<string, readonly Series[]>): {
       s.failures[reason] = Math.round(last(series) ?? 0);
     }
   }
-  return { probes: [...probes.values()], containers: containerSamples(answers) };
+  const callerLoad = (answers.callerLoad ?? []).flatMap((s) => {
+    const { namespace, pod } = s.metric;
+    const requests = finite(last(s));
+    return namespace === undefined || pod === undefined || requests === undefined
+      ? []
+      : [{ namespace, pod, requests }];
+  });
+  return { probes: [...probes.values()], containers: containerSamples(answers), callerLoad };
 }
 
 function containerSamples(answers: Record<string, readonly Series[]>): ContainerSample[] {

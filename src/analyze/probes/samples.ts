@@ -68,6 +68,16 @@ export interface FailureWindow {
   container: string;
 }
 
+/**
+ * What callers other than kubelet made one pod's companion do in the window: answers that shared a check, and
+ * connections shed, cut or evicted (docs/security.md#under-load). kubelet does none of these.
+ */
+export interface CallerLoad {
+  namespace: string;
+  pod: string;
+  requests: number;
+}
+
 export interface Samples {
   /** Where they came from, for the report: `Prometheus https://... over 1h`, `the companions' /metrics`. */
   source: string;
@@ -76,4 +86,6 @@ export interface Samples {
   probes: ProbeSample[];
   containers: ContainerSample[];
   windows: FailureWindow[] | undefined;
+  /** Per pod; absent where the source did not say (a companion from before the counts). */
+  callerLoad?: CallerLoad[];
 }

@@ -115,6 +115,25 @@ describe('live probe rules', () => {
       expected: ['near-timeout'],
     },
     {
+      name: "slow answers while another caller floods the pod's companion: caller-load, not near-timeout",
+      w: samples({
+        probes: [probe({ p99Seconds: 0.78, failures: { timeout: 3 } }), probe({ kind: 'liveness' })],
+        callerLoad: [{ namespace: 'ns', pod: probe({}).pod, requests: 52_000 }],
+      }),
+      expected: ['caller-load'],
+    },
+    {
+      name: 'a few stray connections cut on another pod: still near-timeout',
+      w: samples({
+        probes: [probe({ p99Seconds: 0.78, failures: { timeout: 3 } }), probe({ kind: 'liveness' })],
+        callerLoad: [
+          { namespace: 'ns', pod: probe({}).pod, requests: 3 },
+          { namespace: 'ns', pod: 'elsewhere', requests: 52_000 },
+        ],
+      }),
+      expected: ['near-timeout'],
+    },
+    {
       name: 'near timeout, too few probes to say',
       w: samples({ probes: [probe({ p99Seconds: 0.95, count: MIN_PROBES - 1 })] }),
       expected: [],
