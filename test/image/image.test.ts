@@ -186,13 +186,17 @@ describe.skipIf(skipWithout('shellcheck of the image scripts', [SHELLCHECK]))('s
     'scripts/image-measure.sh',
     'scripts/runtime-root.sh',
     'image/osm-healthcheck',
-  ])('%s', async (script) => {
-    // -x: the sourced scripts (arch-build.sh, emulation.sh) are checked where they are sourced, too.
-    const result = await execa('shellcheck', ['-x', script], { cwd: ROOT, reject: false });
-    expect(result.stdout).toBe('');
-    expect(result.exitCode).toBe(0);
-    // A second of CPU each, but with the image builds beside it on a busy 2-core machine, 20 s passed.
-  }, 60_000);
+  ])(
+    '%s',
+    async (script) => {
+      // -x: the sourced scripts (arch-build.sh, emulation.sh) are checked where they are sourced, too.
+      const result = await execa('shellcheck', ['-x', script], { cwd: ROOT, reject: false });
+      expect(result.stdout).toBe('');
+      expect(result.exitCode).toBe(0);
+      // A second of CPU each, but with the image builds beside it on a busy 2-core machine, 20 s passed.
+    },
+    60_000,
+  );
 });
 
 /**
