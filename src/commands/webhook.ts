@@ -232,6 +232,7 @@ async function run(argv: readonly string[]): Promise<void> {
     podSecurity: { defaultLevel: companion.podSecurityDefault },
     ...(api === undefined ? {} : { kube: { api } }),
     ...(companion.companionCpuLimit === undefined ? {} : { companionCpuLimit: companion.companionCpuLimit }),
+    seal: companion.seal,
     metrics: { port: metricsPort, timeoutSeconds, version: pkg.version },
     log,
   });

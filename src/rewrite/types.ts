@@ -6,6 +6,7 @@ import type { Mesh } from './mesh-exclusion.js';
 import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from './placement.js';
 import type { PodSecurityKnowledge } from './pod-security.js';
 import type { NamespaceRulesKnowledge } from './resources/namespace-rules.js';
+import type { SealMode } from './seal.js';
 
 /** A port as Kubernetes writes it: a number, or the name of one of the container's ports. */
 export type IntOrString = number | string;
@@ -109,6 +110,8 @@ export interface RewriteOptions {
    * policies we cannot read (ValidatingAdmissionPolicy, Kyverno, Gatekeeper) that demand one. Canonical quantity.
    */
   companionCpuLimit?: string;
+  /** inject --seal, the webhook's --seal (seal.ts): `node` seals where the node agent proves it can. Default off. */
+  seal?: SealMode;
 }
 
 export interface RewriteResult {
