@@ -4,7 +4,7 @@
 import { badFlagValue, flagValue } from './flags.js';
 import { PLACEMENT_MODES, type PlacementMode, placementFlags } from './rewrite/placement.js';
 import { readCompanionCpuLimit } from './rewrite/resources/defaults.js';
-import { SEAL_MODES, type SealMode } from './rewrite/seal.js';
+import { SEAL_MODES, type SealMode } from './seal/setting.js';
 
 /**
  * --placement, else its alias --native-sidecar, else auto; the two saying different things is an error. `field`

@@ -7,8 +7,8 @@ import type { KubeVersion } from '../kube-version.js';
 import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from '../rewrite/placement.js';
 import type { PodSecurityKnowledge } from '../rewrite/pod-security.js';
 import type { NamespaceRulesKnowledge } from '../rewrite/resources/namespace-rules.js';
-import type { SealMode } from '../rewrite/seal.js';
 import type { RewriteOptions } from '../rewrite/types.js';
+import type { SealMode } from '../seal/setting.js';
 
 /** What is known of the cluster now, without waiting; `unknown` with a reason rather than a guess. */
 export interface ClusterView {

@@ -4,6 +4,7 @@
 // leaves the rules in place, so a restart or an upgrade never opens a window in which probes fail
 // (docs/install.md#the-node-agent).
 
+import { HealthcheckError } from '../errors.js';
 import { NODE_SCRIPT, runInitScript } from '../init/script.js';
 import { createLogger, type Logger } from '../log.js';
 import { type NodeOptions, nodeScriptArgs, POD_CIDR_ENV, parseNodeOptions } from '../node/options.js';
@@ -67,7 +68,15 @@ async function run(argv: readonly string[]): Promise<void> {
   }
   const log = createLogger(process.env.OSM_HEALTHCHECK_LOG_LEVEL ?? 'info');
   for (const line of (await script(options, 'apply', log)).split('\n')) if (line !== '') log.info(line);
-  const proofs = await serveProofs({ host: options.listen, port: options.port, log });
+  const proofs = await serveProofs({ host: options.listen, port: options.port, log }).catch((err: Error) => {
+    throw new HealthcheckError(
+      'OSM_HC_NODE',
+      `cannot listen for seal proofs on port ${options.port}: ${err.message}`,
+      {
+        cause: err,
+      },
+    );
+  });
   const stopKeeping = keepRules(options, log);
   log.info(
     {

@@ -6,9 +6,6 @@
 import { SEAL_DIR, SEAL_FILE, SEAL_FILE_ENV } from '../seal/record.js';
 import type { Container, PodSpec } from './types.js';
 
-export const SEAL_MODES = ['off', 'node'] as const;
-export type SealMode = (typeof SEAL_MODES)[number];
-
 /** The volume init writes its verdict into and the companion reads it from. */
 export const SEAL_VOLUME = 'osm-healthcheck-seal';
 const HOST_IP_ENV = 'OSM_HEALTHCHECK_HOST_IP';

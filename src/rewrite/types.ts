@@ -1,12 +1,12 @@
 // The slice of the Kubernetes Pod API the rewrite reads and writes, and the rewrite's own inputs and outputs.
 // Only the fields we touch are typed; everything else rides along untouched in the index signatures.
 
+import type { SealMode } from '../seal/setting.js';
 import type { ProbeTableDocument } from '../table/types.js';
 import type { Mesh } from './mesh-exclusion.js';
 import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from './placement.js';
 import type { PodSecurityKnowledge } from './pod-security.js';
 import type { NamespaceRulesKnowledge } from './resources/namespace-rules.js';
-import type { SealMode } from './seal.js';
 
 /** A port as Kubernetes writes it: a number, or the name of one of the container's ports. */
 export type IntOrString = number | string;

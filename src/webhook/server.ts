@@ -9,7 +9,7 @@ import { boundPort, onListenAddress } from '../listen-address.js';
 import type { Logger } from '../log.js';
 import type { PlacementMode } from '../rewrite/placement.js';
 import type { PodSecurityLevel } from '../rewrite/pod-security.js';
-import type { SealMode } from '../rewrite/seal.js';
+import type { SealMode } from '../seal/setting.js';
 import { buildWebhookApp, type WebhookApp } from './app.js';
 import type { KeyPair } from './certificate.js';
 import { type ClusterVersion, learnClusterVersion } from './cluster-version.js';

@@ -8,7 +8,7 @@ import { badFlagValue, noArguments, parseBoolean, parseFlags } from '../flags.js
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import type { PlacementMode } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityLevel, parseLevel } from '../rewrite/pod-security.js';
-import type { SealMode } from '../rewrite/seal.js';
+import type { SealMode } from '../seal/setting.js';
 
 /** Every flag of `webhook`, with the variable read when the flag is not given (flags win). */
 export const WEBHOOK_FLAGS = {

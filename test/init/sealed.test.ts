@@ -158,6 +158,24 @@ describe.skipIf(!NFT_WORKS)('the sealed mode in network namespaces', () => {
       expect(await fromOtherPod()).toEqual(Array(8).fill('PROXY'));
     });
 
+    it('a pod that takes the seal source as its own address gets no answer: the reply goes to the node', async () => {
+      const add = await lab.run(lab.other, ['ip', 'addr', 'add', `${SEAL_SOURCES.v4}/32`, 'dev', 'eth0']);
+      expect(add.exitCode, add.stderr).toBe(0);
+      try {
+        const spoof = await lab.run(lab.other, [
+          process.execPath,
+          '-e',
+          `const s = require('node:net').connect({ host: '${SEALED_POD.v4}', port: 15904, localAddress: '${SEAL_SOURCES.v4}', timeout: 2000 });
+           s.on('connect', () => { console.log('connected'); s.destroy(); });
+           s.on('timeout', () => { console.log('timeout'); s.destroy(); });
+           s.on('error', (e) => console.log('error ' + e.code));`,
+        ]);
+        expect(spoof.stdout.trim()).toBe('timeout');
+      } finally {
+        await lab.run(lab.other, ['ip', 'addr', 'del', `${SEAL_SOURCES.v4}/32`, 'dev', 'eth0']);
+      }
+    });
+
     it("the companion checks too: without the mesh, it closes the other pod's connections unanswered", async () => {
       await lab.removeMeshInbound('nft');
       try {
