@@ -126,7 +126,10 @@ const FLAG_VALUES: Record<string, Record<string, Bad | NoBad>> = {
     '--seal-file': { args: ['--seal-file', '/x'], says: '--seal-file without --seal-via' },
   },
   node: {
-    '--pod-cidr': { args: ['--pod-cidr', '10.88.0.1/16'], says: '--pod-cidr "10.88.0.1/16" has host bits set' },
+    '--pod-cidr': {
+      args: ['--pod-cidr', '10.88.0.1/16'],
+      says: '--pod-cidr "10.88.0.1/16" has host bits set',
+    },
     '--backend': { args: ['--pod-cidr', '10.88.0.0/16', '--backend', 'iptables'] },
     '--resync': { args: ['--pod-cidr', '10.88.0.0/16', '--resync', '0'] },
     '--listen': { none: 'an address it cannot bind is OSM_HC_NODE' },
