@@ -373,7 +373,7 @@ describe('usage errors: every flag that takes a value, every variable, every com
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
     const [first, blank] = stderr.split('\n');
     expect(first).toBe(
-      'osm-healthcheck: unknown command "frobnicate" (serve, wait, inject, init, webhook, check, analyze) [OSM_HC_USAGE]',
+      'osm-healthcheck: unknown command "frobnicate" (serve, wait, inject, init, node, webhook, check, analyze) [OSM_HC_USAGE]',
     );
     expect(blank).toBe('');
     expect(stderr).toContain('Usage: osm-healthcheck <command> [flags]');
