@@ -58,16 +58,18 @@ export interface NodeSeal {
   whyOpen: string[];
 }
 
-/** Pods that run open on a node whose agent runs, by workload, with the restart that seals them. */
-export interface OpenOnSealedNode extends Workload {
+/** Pods that run open, by workload and node; where the node's agent runs, the restart that seals them. */
+export interface OpenPods extends Workload {
+  node: string;
   pods: string[];
   state: 'open' | 'not asked';
-  fix: string;
+  /** Absent where the node has no running agent: a restart would run open again. */
+  fix?: string;
 }
 
 export interface SealReport {
   nodes: NodeSeal[];
-  openOnSealedNodes: OpenOnSealedNode[];
+  open: OpenPods[];
 }
 
 /** Collects pods as they are read, then reports against the nodes whose agent runs. */
@@ -124,14 +126,16 @@ export class SealTally {
     const nodes = [...this.nodes.values()]
       .filter((n) => n.agent || n.sealed > 0 || n.open > 0)
       .sort((a, b) => a.node.localeCompare(b.node));
-    const openOnSealedNodes = [...this.open.values()]
-      .filter((g) => this.nodes.get(g.node)?.agent === true)
-      .map((g) => {
+    const open = [...this.open.values()]
+      // A pod injected without the setting, on a node without the agent: nothing the sealed mode says about it.
+      .filter((g) => g.state === 'open' || this.nodes.get(g.node)?.agent === true)
+      .map((g): OpenPods => {
         const pods = [...g.pods].sort();
-        return { ...g.workload, pods, state: g.state, fix: fixCommand(g.workload, 'stale', pods) ?? '' };
+        const fix = this.nodes.get(g.node)?.agent === true ? fixCommand(g.workload, 'stale', pods) : undefined;
+        return { ...g.workload, node: g.node, pods, state: g.state, ...(fix === undefined ? {} : { fix }) };
       })
-      .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
-    return { nodes, openOnSealedNodes };
+      .sort((a, b) => a.node.localeCompare(b.node) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+    return { nodes, open };
   }
 }
 
@@ -156,10 +160,11 @@ export function sealSection(report: SealReport, table: (rows: string[][]) => str
       `  removing the node agent's rules from ${n.node} (node --cleanup) fails every probe of its ${n.sealed} sealed pod${n.sealed === 1 ? '' : 's'}: set the webhook's --seal off and restart them open first (docs/install.md#the-node-agent)`,
     );
   }
-  if (report.openOnSealedNodes.length > 0) {
-    lines.push('', 'OPEN ON A NODE WHOSE AGENT RUNS (a restart seals them where the proof passes):');
-    for (const g of report.openOnSealedNodes) {
-      lines.push(`  ${g.namespace} ${g.kind}/${g.name} (${g.pods.length} ${g.state}): ${g.fix}`);
+  if (report.open.length > 0) {
+    lines.push('', 'RUNNING OPEN (where the node agent runs, a restart seals them if the proof passes):');
+    for (const g of report.open) {
+      const then = g.fix === undefined ? `no agent on ${g.node}` : g.fix;
+      lines.push(`  ${g.node} ${g.namespace} ${g.kind}/${g.name} ${g.pods.join(',')} (${g.state}): ${then}`);
     }
   }
   return lines;

@@ -100,22 +100,25 @@ describe('SealTally', () => {
         ],
       },
     ]);
-    // n2 has no running agent: its open pod is no news for a restart.
-    expect(report.openOnSealedNodes).toEqual([
+    // n2 has no running agent: its open pod is named, with no restart that would seal it.
+    expect(report.open).toEqual([
       {
         ...deployment('old'),
+        node: 'n1',
         pods: ['old-1'],
         state: 'not asked',
         fix: 'kubectl -n shop rollout restart deployment/old',
       },
+      { ...deployment('web'), node: 'n2', pods: ['web-3'], state: 'open' },
     ]);
     const lines = sealSection(report, table);
     expect(lines).toContain(
       "  removing the node agent's rules from n1 (node --cleanup) fails every probe of its 2 sealed pods: set the webhook's --seal off and restart them open first (docs/install.md#the-node-agent)",
     );
     expect(lines).toContain(
-      '  shop Deployment/old (1 not asked): kubectl -n shop rollout restart deployment/old',
+      '  n1 shop Deployment/old old-1 (not asked): kubectl -n shop rollout restart deployment/old',
     );
+    expect(lines).toContain('  n2 shop Deployment/web web-3 (open): no agent on n2');
     expect(lines.join('\n')).toMatch(/^n2 +none +0 +1 +no proof connection/m);
   });
 
