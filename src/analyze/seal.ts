@@ -131,10 +131,16 @@ export class SealTally {
       .filter((g) => g.state === 'open' || this.nodes.get(g.node)?.agent === true)
       .map((g): OpenPods => {
         const pods = [...g.pods].sort();
-        const fix = this.nodes.get(g.node)?.agent === true ? fixCommand(g.workload, 'stale', pods) : undefined;
+        const fix =
+          this.nodes.get(g.node)?.agent === true ? fixCommand(g.workload, 'stale', pods) : undefined;
         return { ...g.workload, node: g.node, pods, state: g.state, ...(fix === undefined ? {} : { fix }) };
       })
-      .sort((a, b) => a.node.localeCompare(b.node) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+      .sort(
+        (a, b) =>
+          a.node.localeCompare(b.node) ||
+          a.namespace.localeCompare(b.namespace) ||
+          a.name.localeCompare(b.name),
+      );
     return { nodes, open };
   }
 }
