@@ -230,7 +230,7 @@ describe.skipIf(node.skip)('the sealed mode on a real node (Kubernetes 1.36)', (
         await new Promise((resolve) => setTimeout(resolve, 3_000));
         logs = await stranger.logs();
       }
-      expect(done.phase, logs).toBe('Succeeded');
+      expect(done.phase, `${logs}\n${await k.describe(OTHER_NS)}`).toBe('Succeeded');
       const lines = logs.trim().split('\n');
       expect(lines, logs).toHaveLength(4);
       for (const line of lines) expect(line, logs).toMatch(/^no answer /);
