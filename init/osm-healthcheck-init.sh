@@ -9,10 +9,13 @@ set -eu
 case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
 # shellcheck source=rules.sh
 . "$here/rules.sh"
+# shellcheck source=iptables-tools.sh
+. "$here/iptables-tools.sh"
 
 usage() {
   printf '%s\n' "Usage: osm-healthcheck-init.sh [--ports LIST] [--uid N] [--dry-run] [--cleanup]
                                [--ipv6 auto|on|off] [--backend auto|nft|legacy]
+                               [--sealed] [--agent ADDRESS --agent-port PORT]
   --ports LIST    inbound TCP ports that bypass the mesh, e.g. 15901-15904,16000 (default 15901-15904)
   --uid N         the companion's user: its TCP to the pod's own addresses (pod IP, loopback) bypasses the
                   mesh's outbound redirect, so its probes reach the app (default $OSM_HC_DEFAULT_UID)
@@ -20,6 +23,11 @@ usage() {
   --cleanup       remove our chains and their jumps instead of installing them
   --ipv6 MODE     auto (default): also IPv6 when the pod has a global IPv6 address; on; off
   --backend NAME  auto (default): the backend holding more rules, nft on a tie; nft; legacy
+  --sealed        the ports bypass the mesh only from the node agent's source ($OSM_HC_SEAL_SOURCE_V4,
+                  $OSM_HC_SEAL_SOURCE_V6); every other caller goes where the mesh sends it
+  --agent ADDRESS, --agent-port PORT
+                  also let root's TCP to the node agent at ADDRESS:PORT past the mesh (while init proves
+                  the seal; the next run without them takes it away)
 Exit status: 0 done, 1 failed (no rule of the failing family changed), 2 bad usage."
 }
 
@@ -36,12 +44,15 @@ first_line() { printf '%s' "${1%%"$nl"*}"; }
 nl='
 '
 
-ports=15901-15904 uid=$OSM_HC_DEFAULT_UID ipv6=auto backend=auto dry_run=0 cleanup=0
+ports=15901-15904 uid=$OSM_HC_DEFAULT_UID ipv6=auto backend=auto dry_run=0 cleanup=0 sealed=0 agent='' agent_port=
 while [ $# -gt 0 ]; do
   case $1 in
-    --ports | --uid | --ipv6 | --backend)
+    --ports | --uid | --ipv6 | --backend | --agent | --agent-port)
       [ $# -ge 2 ] || usage_error "$1 needs a value"
-      case $1 in --ports) ports=$2 ;; --uid) uid=$2 ;; --ipv6) ipv6=$2 ;; --backend) backend=$2 ;; esac
+      case $1 in
+        --ports) ports=$2 ;; --uid) uid=$2 ;; --ipv6) ipv6=$2 ;; --backend) backend=$2 ;;
+        --agent) agent=$2 ;; --agent-port) agent_port=$2 ;;
+      esac
       shift
       ;;
     --ports=*) ports=${1#*=} ;;
@@ -49,6 +60,7 @@ while [ $# -gt 0 ]; do
     --ipv6=*) ipv6=${1#*=} ;;
     --backend=*) backend=${1#*=} ;;
     --dry-run) dry_run=1 ;;
+    --sealed) sealed=1 ;;
     --cleanup) cleanup=1 ;;
     -h | --help)
       usage
@@ -63,52 +75,13 @@ is_uid "$uid" ||
   usage_error "--uid must be a non-root user id 1-4294967294 (the companion's runAsUser), got \"$uid\""
 case $ipv6 in auto | on | off) ;; *) usage_error "--ipv6 must be auto, on or off, got \"$ipv6\"" ;; esac
 case $backend in auto | nft | legacy) ;; *) usage_error "--backend must be auto, nft or legacy, got \"$backend\"" ;; esac
+if [ -n "$agent$agent_port" ]; then
+  is_address "$agent" || usage_error "--agent must be the node's IPv4 or IPv6 address, got \"$agent\""
+  is_port "$agent_port" || usage_error "--agent-port must be a port 1-65535, got \"$agent_port\""
+fi
 
-# Reading the ruleset needs the same rights as changing it, so --dry-run checks them too.
-check_privileges() {
-  euid='' cap_eff=''
-  while read -r key first second _rest; do
-    case $key in
-      Uid:) euid=$second ;;
-      CapEff:) cap_eff=$first ;;
-    esac
-  done </proc/self/status
-  [ "$euid" = 0 ] || die "must run as root (uid 0), running as uid ${euid:-unknown}: give the init container securityContext.runAsUser: 0"
-  # CAP_NET_ADMIN is bit 12 of the effective set (linux/capability.h); the low 8 hex digits hold it.
-  low=${cap_eff#"${cap_eff%????????}"}
-  [ $(((0x${low:-0} >> 12) & 1)) = 1 ] || die "the NET_ADMIN capability is missing: add NET_ADMIN and NET_RAW to the init container's securityContext.capabilities"
-}
-
-# tool_prefix BACKEND: iptables-nft / iptables-legacy, else a plain iptables of that flavour (Alpine, older
-# distros); fails when the backend is not installed.
-tool_prefix() {
-  if command -v "iptables-$1-restore" >/dev/null 2>&1 && command -v "iptables-$1-save" >/dev/null 2>&1; then
-    echo "iptables-$1"
-    return 0
-  fi
-  if ! command -v iptables-restore >/dev/null 2>&1 || ! command -v iptables-save >/dev/null 2>&1; then
-    return 1
-  fi
-  case $(iptables --version 2>/dev/null) in
-    *nf_tables*) flavour=nft ;;
-    *) flavour=legacy ;;
-  esac
-  [ "$flavour" = "$1" ] && echo iptables
-}
-
-v6_prefix() { echo "ip6${1#ip}"; }
-
-# rules_in PREFIX: how many rules the IPv4 and IPv6 tables of that backend hold.
-rules_in() {
-  v4=$("$1-save" 2>/dev/null | count_rules) || v4=0
-  v6=0
-  if command -v "$(v6_prefix "$1")-save" >/dev/null 2>&1; then
-    v6=$("$(v6_prefix "$1")-save" 2>/dev/null | count_rules) || v6=0
-  fi
-  echo $((v4 + v6))
-}
-
-check_privileges
+check_privileges "give the init container securityContext.runAsUser: 0" \
+  "add NET_ADMIN and NET_RAW to the init container's securityContext.capabilities"
 
 nft_prefix=$(tool_prefix nft) || nft_prefix=
 legacy_prefix=$(tool_prefix legacy) || legacy_prefix=
@@ -179,7 +152,12 @@ plan_and_apply() {
   if [ "$cleanup" = 1 ]; then
     input=$(render_cleanup "$chains" "$jumps")
   else
-    input=$(render_apply "$specs" "$uid" "$jumps")
+    source='' to_agent=''
+    if [ "$sealed" = 1 ]; then
+      if [ "$1" = IPv4 ]; then source=$OSM_HC_SEAL_SOURCE_V4/32; else source=$OSM_HC_SEAL_SOURCE_V6/128; fi
+    fi
+    if [ -n "$agent" ] && [ "$(address_family "$agent")" = "$1" ]; then to_agent="$agent $agent_port"; fi
+    input=$(render_apply "$specs" "$uid" "$jumps" "$source" "$to_agent")
   fi
   if [ "$dry_run" = 1 ]; then
     if [ -z "$input" ]; then echo "# $1: nothing to remove ($2)"; else printf '# %s: %s\n%s\n' "$1" "$2-restore --noflush" "$input"; fi
@@ -201,9 +179,14 @@ plan_and_apply() {
     for chain in $chains; do names="${names:+$names, }$chain"; done
     echo "$1: removed ${names:+nat chains $names and }our jumps ($2)"
   else
-    echo "$1: TCP to $ports bypasses the mesh (nat chain $OSM_HC_CHAIN, PREROUTING rule 1, $2)"
+    if [ -n "$source" ]; then
+      echo "$1: TCP to $ports bypasses the mesh only from ${source%/*}, the node agent's source: sealed (nat chain $OSM_HC_CHAIN, PREROUTING rule 1, $2)"
+    else
+      echo "$1: TCP to $ports bypasses the mesh (nat chain $OSM_HC_CHAIN, PREROUTING rule 1, $2)"
+    fi
     echo "$1: TCP from uid $uid to the pod's own addresses bypasses the mesh" \
       "(nat chain $OSM_HC_OUTPUT_CHAIN, OUTPUT rule 1, $2)"
+    if [ -n "$to_agent" ]; then echo "$1: root's TCP to the node agent at $agent port $agent_port bypasses the mesh"; fi
   fi
 }
 

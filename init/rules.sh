@@ -13,6 +13,14 @@ OSM_HC_OUTPUT_JUMP="-p tcp -j $OSM_HC_OUTPUT_CHAIN"
 # The companion's runAsUser: COMPANION_UID in src/scheme.ts (test/init/rules.test.ts keeps the two equal).
 # shellcheck disable=SC2034 # used by osm-healthcheck-init.sh
 OSM_HC_DEFAULT_UID=65532
+# The source the node agent SNATs the host's own TCP to 15901-15904 to (init/node-rules.sh), per family: the
+# addresses Istio's ambient node agent uses for the same purpose (istio/istio cni/pkg/config
+# HOST_PROBE_SNAT_ADDRESS, HOST_PROBE_V6_SNAT_ADDRESS), so a NetworkPolicy written for one admits the other.
+# SEAL_SOURCES in src/seal/sources.ts (test/init/node-rules.test.ts keeps them equal).
+# shellcheck disable=SC2034 # used by osm-healthcheck-init.sh and osm-healthcheck-node.sh
+OSM_HC_SEAL_SOURCE_V4=169.254.7.127
+# shellcheck disable=SC2034 # used by osm-healthcheck-init.sh and osm-healthcheck-node.sh
+OSM_HC_SEAL_SOURCE_V6=fd16:9254:7127:1337:ffff:ffff:ffff:ffff
 
 # is_port TEXT: a decimal port 1-65535 without sign or leading zero (sh arithmetic reads 010 as octal).
 is_port() {
@@ -106,13 +114,17 @@ our_chains() (
   done
 )
 
-# render_apply "SPECS" UID "JUMPS": iptables-restore --noflush input that (re)installs our two chains and
-# moves their jumps to the top of PREROUTING and OUTPUT, whatever the mesh put there:
-# - inbound, one ACCEPT per port spec;
+# render_apply "SPECS" UID "JUMPS" [SOURCE [AGENT]]: iptables-restore --noflush input that (re)installs our two
+# chains and moves their jumps to the top of PREROUTING and OUTPUT, whatever the mesh put there:
+# - inbound, one ACCEPT per port spec: from any source, or, sealed, only from SOURCE (the node agent's SNAT
+#   source, through which kubelet's probes arrive; every other caller falls through to the mesh's redirect);
 # - outbound, one ACCEPT for TCP that UID sends through lo, the route of every connection to the pod's own
 #   addresses (pod IP, 127.0.0.1, ::1), which is all the companion dials. Its TCP to anywhere else still goes
 #   to the proxy, and an app sharing the UID gains no more than Istio and osm-edge already give every
-#   non-proxy user ("-o lo -m owner ! --uid-owner <proxy> -j RETURN", istio-iptables capture/run.go).
+#   non-proxy user ("-o lo -m owner ! --uid-owner <proxy> -j RETURN", istio-iptables capture/run.go);
+# - while init proves the seal, AGENT ("ADDRESS PORT"): root's TCP to the node agent, past a mesh whose
+#   outbound redirect is already there (a CNI wrote it) and whose proxy does not run yet. The final
+#   transaction leaves it out again.
 # Declaring an existing chain flushes it (both backends), and the old jumps are deleted in the same
 # transaction, so a re-run replaces rather than duplicates.
 render_apply() (
@@ -120,14 +132,32 @@ render_apply() (
   echo ":$OSM_HC_CHAIN - [0:0]"
   echo ":$OSM_HC_OUTPUT_CHAIN - [0:0]"
   for spec in $1; do
-    echo "-A $OSM_HC_CHAIN -p tcp -m tcp --dport $spec -j ACCEPT"
+    echo "-A $OSM_HC_CHAIN ${4:+-s $4 }-p tcp -m tcp --dport $spec -j ACCEPT"
   done
   echo "-A $OSM_HC_OUTPUT_CHAIN -o lo -p tcp -m owner --uid-owner $2 -j ACCEPT"
+  if [ -n "${5:-}" ]; then
+    echo "-A $OSM_HC_OUTPUT_CHAIN -d $(host_prefix "${5% *}") -p tcp -m tcp --dport ${5#* } -m owner --uid-owner 0 -j ACCEPT"
+  fi
   render_deletes "$3"
   echo "-I PREROUTING 1 $OSM_HC_JUMP"
   echo "-I OUTPUT 1 $OSM_HC_OUTPUT_JUMP"
   echo 'COMMIT'
 )
+
+# host_prefix ADDRESS: the address as iptables-save prints a one-host match, /32 or /128.
+host_prefix() {
+  case $1 in *:*) echo "$1/128" ;; *) echo "$1/32" ;; esac
+}
+
+# is_address TEXT: loosely an IPv4 or IPv6 address (digits, hex, dots, colons); iptables-restore judges the rest.
+is_address() {
+  case $1 in '' | *[!0-9a-fA-F.:]*) return 1 ;; esac
+}
+
+# address_family ADDRESS: IPv6 when it has a colon, else IPv4 (as the script names the families).
+address_family() {
+  case $1 in *:*) echo IPv6 ;; *) echo IPv4 ;; esac
+}
 
 # render_cleanup "CHAINS" "JUMPS": input that removes our jumps, then our chains; nothing when there are none.
 render_cleanup() (

@@ -20,7 +20,7 @@ import {
   readPackages,
 } from './third-party.mjs';
 
-const COMMANDS = ['serve', 'wait', 'inject', 'init', 'webhook', 'check', 'analyze'];
+const COMMANDS = ['serve', 'wait', 'inject', 'init', 'node', 'webhook', 'check', 'analyze'];
 
 // cli.ts imports each command dynamically: point those imports at the command files built below.
 const commandsExternal = {

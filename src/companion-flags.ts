@@ -4,6 +4,7 @@
 import { badFlagValue, flagValue } from './flags.js';
 import { PLACEMENT_MODES, type PlacementMode, placementFlags } from './rewrite/placement.js';
 import { readCompanionCpuLimit } from './rewrite/resources/defaults.js';
+import { SEAL_MODES, type SealMode } from './seal/setting.js';
 
 /**
  * --placement, else its alias --native-sidecar, else auto; the two saying different things is an error. `field`
@@ -23,6 +24,13 @@ export function cpuLimitOf(text: string | undefined, field = '--companion-cpu-li
   if (text === undefined || text.trim() === '') return undefined;
   const accepted = 'a CPU quantity above 0, e.g. 500m or 0.5';
   return flagValue(readCompanionCpuLimit(text), `${field} `, accepted).value;
+}
+
+/** --seal off|node (default off: nothing changes in a pod until the node agent runs on its nodes). */
+export function sealOf(text: string | undefined, field = '--seal'): SealMode {
+  if (text === undefined) return 'off';
+  if ((SEAL_MODES as readonly string[]).includes(text)) return text as SealMode;
+  throw badFlagValue(field, text, SEAL_MODES.join(', '));
 }
 
 /** --image: an image reference, which has no spaces. */

@@ -45,6 +45,12 @@ export const COMMANDS: readonly Entry[] = [
     load: async () => (await import('./commands/init.js')).initCommand,
   },
   {
+    name: 'node',
+    summary:
+      "the node agent (DaemonSet, hostNetwork): SNAT kubelet's probes to a source sealed pods admit (root)",
+    load: async () => (await import('./commands/node.js')).nodeCommand,
+  },
+  {
     name: 'webhook',
     summary: 'run the mutating admission webhook that applies inject to every new pod',
     load: async () => (await import('./commands/webhook.js')).webhookCommand,

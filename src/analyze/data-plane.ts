@@ -29,6 +29,7 @@ import { asObject, nameOf, namespaceOf } from './json.js';
 import type { ClusterClient, Json } from './kube-client.js';
 import { type LabelSelector, matchesSelector } from './label-selector.js';
 import { eachItem } from './paged-list.js';
+import { AGENT_SELECTOR, type SealReport, SealTally } from './seal.js';
 import { groupTableless, sortedTableless, type TablelessGroup, tablelessCompanions } from './tableless.js';
 import type { WebhookSettings } from './webhook-settings.js';
 import { controllerOf, fixCommand, type Owner, ownerKey, type Workload, workloadOf } from './workloads.js';
@@ -65,6 +66,8 @@ export interface DataPlane {
   checks: Check[];
   /** Workloads whose companion serves without a probe table (tableless.ts): listed, never needing action. */
   tableless: TablelessGroup[];
+  /** The sealed mode per node (seal.ts); absent where no pod asked for the seal. */
+  seal?: SealReport;
 }
 
 export interface DataPlaneInputs {
@@ -124,6 +127,16 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     // Without the pods there is no data plane to speak of: that needs action, whatever else was read.
     checks.push({ ...cannot('pods', 'the pods', pods, `list pods ${scope}`), status: 'fail' });
   }
+  // The node agents, only where a pod asked for the seal: nothing to say of them otherwise.
+  if (grouped.seal.asked()) {
+    const agents = await eachItem(
+      client,
+      `/api/v1/namespaces/kube-system/pods?labelSelector=${encodeURIComponent(AGENT_SELECTOR)}`,
+      (pod) => grouped.seal.agentPod(pod),
+    );
+    if (!agents.ok) checks.push(cannot('pods', 'the node agents', agents, 'list pods in kube-system'));
+  }
+  const seal = grouped.seal.report();
   return {
     namespaces: [...namespaces]
       .filter(([, seen]) => seen.selected)
@@ -134,6 +147,7 @@ export async function readDataPlane(inputs: DataPlaneInputs): Promise<DataPlane>
     finished: grouped.finished(),
     checks,
     tableless: sortedTableless(grouped.tableless),
+    ...(seal.nodes.length === 0 ? {} : { seal }),
   };
 }
 
@@ -208,6 +222,7 @@ function podGroups(
 ) {
   const groups = new Map<string, Group>();
   const tableless = new Map<string, TablelessGroup>();
+  const seal = new SealTally();
   const counts = Object.fromEntries(CLASSES.map((c) => [c, 0])) as Record<ClassName, number>;
   let finished = 0;
   const keep = (pod: Json) => {
@@ -224,6 +239,7 @@ function podGroups(
     const workload = workloadOf(ns, name, controllerOf(pod), parents);
     // In any namespace in scope: osm-edge's own pods are not labelled for our webhook.
     groupTableless(tableless, workload, name, tablelessCompanions(pod, inputs.ourImages));
+    seal.pod(pod, workload, name);
     const found: PodClass = classifyPod(pod, {
       current: inputs.current,
       selected: {
@@ -251,7 +267,7 @@ function podGroups(
       needsAction: needsAction(found),
     });
   };
-  return { keep, groups, tableless, counts, finished: () => finished };
+  return { keep, groups, tableless, seal, counts, finished: () => finished };
 }
 
 /** By namespace, class, kind and name, each with its pods sorted and the command that fixes it. */

@@ -5,6 +5,7 @@
 import type { Check } from './checks.js';
 import type { ClassName } from './classify.js';
 import type { Group, NamespaceView } from './data-plane.js';
+import { type SealReport, sealSection } from './seal.js';
 import { reachOf, type TablelessGroup } from './tableless.js';
 
 export interface Report {
@@ -21,6 +22,8 @@ export interface Report {
   needsAction: boolean;
   /** Companions serving without a probe table, by workload: osm-edge's contract, so never in needsAction. */
   tableless: TablelessGroup[];
+  /** The sealed mode per node, where any pod asked for it: listed, never in needsAction. */
+  seal?: SealReport;
 }
 
 /** Nothing needs action: no failed check, no pod that is stale, uncovered, failing or unreadable to the webhook. */
@@ -80,6 +83,7 @@ export function formatTable(report: Report, showCovered: boolean): string {
     lines.push('', ...table([['NAMESPACE', 'WORKLOAD', 'PODS', 'CLASS', 'WHY'], ...rows]));
   }
   lines.push(...tablelessSection(report.tableless));
+  if (report.seal !== undefined) lines.push(...sealSection(report.seal, table));
   const fixes = report.groups.filter((g) => g.needsAction);
   if (fixes.length > 0) {
     lines.push(

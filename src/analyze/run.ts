@@ -89,6 +89,7 @@ export async function analyzeCluster(client: ClusterClient, options: AnalyzeOpti
     groups: plane.groups,
     needsAction: reportNeedsAction(checks, plane.groups),
     tableless: plane.tableless,
+    ...(plane.seal === undefined ? {} : { seal: plane.seal }),
   };
 }
 

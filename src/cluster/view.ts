@@ -8,6 +8,7 @@ import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from '../rewri
 import type { PodSecurityKnowledge } from '../rewrite/pod-security.js';
 import type { NamespaceRulesKnowledge } from '../rewrite/resources/namespace-rules.js';
 import type { RewriteOptions } from '../rewrite/types.js';
+import type { SealMode } from '../seal/setting.js';
 
 /** What is known of the cluster now, without waiting; `unknown` with a reason rather than a guess. */
 export interface ClusterView {
@@ -27,6 +28,8 @@ export interface RewriteSettings {
   placement: PlacementMode;
   /** A canonical CPU quantity, or undefined for none. */
   companionCpuLimit?: string | undefined;
+  /** --seal: `node` where the node agent runs (rewrite/seal.ts); default off. */
+  seal?: SealMode | undefined;
 }
 
 /** The options the webhook rewrites a pod of `namespace` (bound to `nodeName`, if it is) with. */
@@ -43,6 +46,7 @@ export function rewriteOptionsFor(
     namespaceRules: view.namespaceRules(pod.namespace),
     kubelets: view.kubelets(pod.nodeName),
     ...(settings.companionCpuLimit === undefined ? {} : { companionCpuLimit: settings.companionCpuLimit }),
+    ...(settings.seal === undefined || settings.seal === 'off' ? {} : { seal: settings.seal }),
   };
 }
 

@@ -2,7 +2,7 @@
 // stderr. All or nothing: on any error nothing reaches stdout.
 
 import { readFile } from 'node:fs/promises';
-import { cpuLimitOf, imageOf, placementOf } from '../companion-flags.js';
+import { cpuLimitOf, imageOf, placementOf, sealOf } from '../companion-flags.js';
 import { describeValue, HealthcheckError } from '../errors.js';
 import { badFlagValue, flagValue, parseFlags, usageError } from '../flags.js';
 import { formatVersion, OLDEST_KUBE_VERSION, readKubeVersionFlag } from '../kube-version.js';
@@ -17,7 +17,7 @@ import type { Command } from './command.js';
 const USAGE = `Usage: osm-healthcheck inject [-f FILE | -f - | -] [--image IMAGE] [--placement MODE | --native-sidecar]
                               [--kube-version X.Y] [--sidecar-containers-gate] [--pod-security LEVEL]
                               [--mesh-exclusion MESH] [--namespace-rules FILE]
-                              [--companion-cpu-limit QUANTITY] [-o yaml|json]
+                              [--companion-cpu-limit QUANTITY] [--seal off|node] [-o yaml|json]
 
 Rewrites the probes of Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers,
 Jobs, CronJobs, Argo Rollouts and OpenKruise's CloneSets, StatefulSets and DaemonSets (and the items of a List)
@@ -60,6 +60,10 @@ Flags:
                                in the input or here, nothing is checked against them
       --companion-cpu-limit QUANTITY  a CPU limit on both containers (e.g. 500m), for policies inject cannot
                                read (ValidatingAdmissionPolicy, Kyverno, Gatekeeper) that demand one
+      --seal off|node          node: the init container asks the node agent (osm-healthcheck node) to prove the
+                               seal, and lets 15901-15904 past the mesh only from its source where it does;
+                               elsewhere the pod runs open, as with off (the default: no change to any pod until
+                               the agent runs on its nodes)
   -o, --output FORMAT          yaml (default) or json
 
 Pod templates annotated osm-healthcheck/rewrite-probes: "false" are left alone ("true" or "false" only).
@@ -163,6 +167,7 @@ export const injectCommand: Command = {
       'mesh-exclusion': { type: 'string' },
       'namespace-rules': { type: 'string' },
       'companion-cpu-limit': { type: 'string' },
+      seal: { type: 'string' },
       output: { type: 'string', short: 'o', default: 'yaml' },
     });
     const file = inputOf(values.filename, positionals);
@@ -177,6 +182,7 @@ export const injectCommand: Command = {
     const podSecurity = podSecurityOf(values['pod-security']);
     const meshExclusion = meshOf(values['mesh-exclusion']);
     const companionCpuLimit = cpuLimitOf(values['companion-cpu-limit']);
+    const seal = sealOf(values.seal);
     const namespaceRules = await readRules(values['namespace-rules']);
     const options = {
       image,
@@ -185,6 +191,7 @@ export const injectCommand: Command = {
       podSecurity,
       ...(meshExclusion === undefined ? {} : { meshExclusion }),
       ...(companionCpuLimit === undefined ? {} : { companionCpuLimit }),
+      ...(seal === 'off' ? {} : { seal }),
     };
     const { chunks, warnings, placedRunningPods, notes } = injectManifests(
       source,

@@ -28,6 +28,8 @@ import {
   RESTARTS_ENV,
   SHUTDOWN_GRACE_ENV,
 } from '../scheme.js';
+import { SEAL_FILE_ENV } from '../seal/record.js';
+import type { SealVerdict } from '../seal/verdict.js';
 import { type App, buildApp } from '../server/app.js';
 import {
   AskedPorts,
@@ -40,6 +42,8 @@ import { type Listeners, listen } from '../server/listeners.js';
 import { osmEdgeProber } from '../server/osm-edge-answers.js';
 import { parseRestarts } from '../server/restarts.js';
 import { passthroughPort } from '../server/routing.js';
+import { readSealFile } from '../server/seal-file.js';
+import { sealedAdmits } from '../server/sealed-callers.js';
 import { FRESH_MS, parseSharedCheckWindow } from '../server/shared-checks.js';
 import { stopOnSignals } from '../server/shutdown.js';
 import { CONNECTION_RATE } from '../server/source-rate.js';
@@ -73,6 +77,8 @@ Flags (each also read from the environment variable shown; flags win):
   --shared-check-window MS
                          requests for a probe within MS of the start of its check share it: one check of the
                          app at a time per probe (OSM_HEALTHCHECK_SHARED_CHECK_WINDOW_MS; 0-${FRESH_MS}, default ${FRESH_MS})
+  --seal-file FILE       init's seal verdict (${SEAL_FILE_ENV}; inject sets it in a pod it seals): when it
+                         says sealed, answer only the node agent's source and loopback; else every caller
   --log-level LEVEL      ${LOG_LEVELS.join('|')} (OSM_HEALTHCHECK_LOG_LEVEL; default info)
   --shutdown-grace SECONDS
                          on SIGTERM, wait at most this long for the app to stop before draining
@@ -133,6 +139,7 @@ function parseServeFlags(argv: readonly string[]) {
     'shared-check-window': { type: 'string' },
     'caller-rate': { type: 'string' },
     verbosity: { type: 'string', short: 'v' },
+    'seal-file': { type: 'string' },
   });
 }
 
@@ -154,6 +161,8 @@ interface Settings {
   passthrough: Partial<Record<ProbeKind, number>>;
   sharedCheckWindowMs: number;
   callerRate: number;
+  /** init's verdict, when a seal file was named: sealed, the companion answers only the seal source and loopback. */
+  seal: SealVerdict | undefined;
 }
 
 function listenPorts(values: Values): Record<ListenerRole, number> {
@@ -254,6 +263,7 @@ async function readSettings(argv: readonly string[]): Promise<Settings> {
     passthrough: passthroughPorts(values, table, compat),
     sharedCheckWindowMs: sharedCheckWindow(values),
     callerRate: callerRate(values),
+    seal: await readSealFile(flagOrEnv(values['seal-file'], SEAL_FILE_ENV)),
   };
 }
 
@@ -276,6 +286,7 @@ async function bindListeners(
       onEvicted: (role) => recorder.connectionEvicted(role),
       onShed: (role) => recorder.connectionCut(role, 'rate'),
       callerRate: settings.callerRate,
+      admits: settings.seal?.sealed === true ? sealedAdmits : undefined,
     });
   } catch (err) {
     await app.close();
@@ -308,6 +319,7 @@ function announce(log: Logger, settings: Settings, listeners: Listeners): void {
       headerProbes: rule.reach,
       tlsPassthrough: settings.passthrough,
       restarts: settings.restarts,
+      seal: settings.seal ?? null,
     },
     settings.compat
       ? `serving ${HEALTHCHECK_PATH} only (osm-edge compat)`

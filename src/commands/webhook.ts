@@ -91,6 +91,9 @@ Flags (each also read from the environment variable shown; flags win):
                        webhook cannot read that demand one (ValidatingAdmissionPolicy, Kyverno,
                        Gatekeeper), e.g. 100m (OSM_HEALTHCHECK_COMPANION_CPU_LIMIT; default none: a CPU
                        limit throttles probes, and LimitRanges and ResourceQuotas are read and fitted anyway)
+  --seal off|node      node: pods prove and take the seal through the node agent (osm-healthcheck node), so
+                       only kubelet reaches their companion; a pod on a node without it runs open
+                       (OSM_HEALTHCHECK_SEAL; default off: no pod changes until the agent runs; docs/node.md)
   --kube-api URL       the API server: its version, self-managed TLS, and a list and watch of namespaces
                        (Pod Security labels), LimitRanges and ResourceQuotas (each namespace's rules) and
                        nodes (kubelet versions); /readyz waits until all four are listed. Without one (tests,
@@ -232,6 +235,7 @@ async function run(argv: readonly string[]): Promise<void> {
     podSecurity: { defaultLevel: companion.podSecurityDefault },
     ...(api === undefined ? {} : { kube: { api } }),
     ...(companion.companionCpuLimit === undefined ? {} : { companionCpuLimit: companion.companionCpuLimit }),
+    seal: companion.seal,
     metrics: { port: metricsPort, timeoutSeconds, version: pkg.version },
     log,
   });

@@ -14,8 +14,11 @@ export const INIT_DIR_ENV = 'OSM_HEALTHCHECK_INIT_DIR';
 /** The script waits at most 10 s per family for the xtables lock; everything else takes milliseconds. */
 export const INIT_TIMEOUT_MS = 30_000;
 
-// Lines the script writes to stderr start with this; the error we raise carries only the message.
-const NOTE_PREFIX = 'osm-healthcheck-init: ';
+/** The node agent's script (`osm-healthcheck node`), beside the init script in init/. */
+export const NODE_SCRIPT = 'osm-healthcheck-node.sh';
+
+// Lines a script writes to stderr start with its name; the error we raise carries only the message.
+const NOTE_PREFIX = /^osm-healthcheck-(?:init|node): /;
 
 /**
  * The `init/` directory of this package: `$OSM_HEALTHCHECK_INIT_DIR`, else the nearest `init/` holding the script
@@ -44,6 +47,8 @@ export interface RunScriptOptions {
   timeoutMs?: number;
   /** Each stderr line the script wrote besides its final error: decisions and warnings. */
   onNote?: (line: string) => void;
+  /** Default: INIT_SCRIPT. */
+  script?: typeof INIT_SCRIPT | typeof NODE_SCRIPT;
 }
 
 /** Runs the script with `args`; resolves with its stdout (the rules on --dry-run), exactly as written. */
@@ -51,7 +56,9 @@ export async function runInitScript(
   args: readonly string[],
   options: RunScriptOptions = {},
 ): Promise<string> {
-  const script = join(options.initDir ?? findInitDir(), INIT_SCRIPT);
+  const name = options.script ?? INIT_SCRIPT;
+  const script = join(options.initDir ?? findInitDir(), name);
+  const code = name === NODE_SCRIPT ? 'OSM_HC_NODE' : 'OSM_HC_INIT';
   const timeoutMs = options.timeoutMs ?? INIT_TIMEOUT_MS;
   // Through `sh`, so neither the package's file modes nor a noexec mount matter.
   const result = await execa('sh', [script, ...args], {
@@ -69,7 +76,7 @@ export async function runInitScript(
   if (!failed) return result.stdout;
 
   if (result.timedOut) {
-    throw new HealthcheckError('OSM_HC_INIT', `${INIT_SCRIPT} did not finish within ${timeoutMs} ms`, {
+    throw new HealthcheckError(code, `${name} did not finish within ${timeoutMs} ms`, {
       cause: result,
     });
   }
@@ -77,25 +84,23 @@ export async function runInitScript(
     const why =
       result.signal === undefined
         ? `cannot run sh ${script}: ${result.originalMessage}`
-        : `${INIT_SCRIPT} was killed by ${result.signal}`;
-    throw new HealthcheckError('OSM_HC_INIT', why, { cause: result });
+        : `${name} was killed by ${result.signal}`;
+    throw new HealthcheckError(code, why, { cause: result });
   }
   const last = lines.at(-1);
   const message =
     last === undefined
-      ? `${INIT_SCRIPT} exited with code ${result.exitCode} and no message`
-      : last.startsWith(NOTE_PREFIX)
-        ? last.slice(NOTE_PREFIX.length)
-        : last;
+      ? `${name} exited with code ${result.exitCode} and no message`
+      : last.replace(NOTE_PREFIX, '');
   // Exit 2 is the script's own usage check; it only fires when our flag validation let something through.
   if (result.exitCode === 2) {
     throw usageError(
-      `${INIT_SCRIPT} refused its arguments: ${message}`,
-      'the flags osm-healthcheck init --help lists',
+      `${name} refused its arguments: ${message}`,
+      `the flags osm-healthcheck ${name === NODE_SCRIPT ? 'node' : 'init'} --help lists`,
       {
         cause: result,
       },
     );
   }
-  throw new HealthcheckError('OSM_HC_INIT', message, { cause: result });
+  throw new HealthcheckError(code, message, { cause: result });
 }

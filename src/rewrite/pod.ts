@@ -23,6 +23,7 @@ import { RECORD_VERSION, recordAnnotations, tableDigest } from './record.js';
 import { checkResourceAnnotations } from './resources/defaults.js';
 import { fitResources, type ResourceFit } from './resources/resource-fit.js';
 import { decideCompanion, podFacts } from './run-to-completion.js';
+import { sealingInit, sealReadingCompanion, withSealVolume } from './seal.js';
 import { isEmptyTable, type TableRow, tableDocument } from './table.js';
 import type {
   CompanionDecision,
@@ -334,9 +335,19 @@ function buildResult(
     shutdownGraceSeconds,
     resources: fit.companion,
   });
-  const init = fit.init === undefined ? undefined : initContainer(options.image, fit.init);
+  const plainInit = fit.init === undefined ? undefined : initContainer(options.image, fit.init);
+  // Only our init container can seal: a pod the mesh's own annotation lets past has none, and runs open.
+  const sealed = options.seal === 'node' && plainInit !== undefined;
+  const init = sealed ? sealingInit(plainInit) : plainInit;
   const answered = new Set(probes.rows.map((row) => row.container));
-  const result = withCompanion(next, companion, native, init, answered);
+  const result = withCompanion(
+    sealed ? withSealVolume(next) : next,
+    sealed ? sealReadingCompanion(companion) : companion,
+    native,
+    init,
+    answered,
+  );
+
   const added = {
     ...defaultContainerAnnotations(result, annotations),
     ...(interception.bypass === 'mesh' ? interception.set : {}),
@@ -347,6 +358,7 @@ function buildResult(
         placement: decided.companion,
         bypass: interception.bypass === 'mesh' ? `mesh:${interception.mesh}` : 'init-container',
         probes: tableDigest(JSON.stringify(probes.table)),
+        ...(sealed ? { seal: 'node' as const } : {}),
       },
       annotations,
     ),

@@ -25,6 +25,11 @@ export interface InjectionRecord {
   bypass: RecordedBypass;
   /** `sha256:` and the first 16 hex digits of the probe table's JSON as the companion's env holds it. */
   probes: string;
+  /**
+   * `node`: the pod asks the node agent to seal it (rewrite/seal.ts); whether it did is init's verdict, in its
+   * termination message. Absent when the setting is off, so such a record is byte for byte an earlier one.
+   */
+  seal?: 'node';
 }
 
 /** The version this build writes into records: the release of the package. */
@@ -36,8 +41,15 @@ export function tableDigest(tableJson: string): string {
 
 /** The annotation's value: the keys in the interface's order, whatever order the caller built them in. */
 export function formatRecord(record: InjectionRecord): string {
-  const { version, image, placement, bypass, probes } = record;
-  return JSON.stringify({ version, image, placement, bypass, probes });
+  const { version, image, placement, bypass, probes, seal } = record;
+  return JSON.stringify({
+    version,
+    image,
+    placement,
+    bypass,
+    probes,
+    ...(seal === undefined ? {} : { seal }),
+  });
 }
 
 /**
@@ -71,6 +83,12 @@ export function readRecord(
         problem: `${key}: must be a non-empty string, got ${describeValue(fields[key])}`,
       };
     }
+  }
+  if (fields.seal !== undefined && fields.seal !== 'node') {
+    return {
+      state: 'invalid',
+      problem: `seal: must be "node" when present, got ${describeValue(fields.seal)}`,
+    };
   }
   if (fields.placement !== 'native-sidecar' && fields.placement !== 'first') {
     return {

@@ -1,6 +1,7 @@
 // The slice of the Kubernetes Pod API the rewrite reads and writes, and the rewrite's own inputs and outputs.
 // Only the fields we touch are typed; everything else rides along untouched in the index signatures.
 
+import type { SealMode } from '../seal/setting.js';
 import type { ProbeTableDocument } from '../table/types.js';
 import type { Mesh } from './mesh-exclusion.js';
 import type { ClusterKnowledge, KubeletKnowledge, PlacementMode } from './placement.js';
@@ -109,6 +110,8 @@ export interface RewriteOptions {
    * policies we cannot read (ValidatingAdmissionPolicy, Kyverno, Gatekeeper) that demand one. Canonical quantity.
    */
   companionCpuLimit?: string;
+  /** inject --seal, the webhook's --seal (seal.ts): `node` seals where the node agent proves it can. Default off. */
+  seal?: SealMode;
 }
 
 export interface RewriteResult {

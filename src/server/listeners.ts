@@ -34,6 +34,8 @@ export interface ListenOptions {
   onShed?: (role: ListenerRole) => void;
   /** New connections a second per caller address and port (source-rate.ts); 0: no limit. Default 50. */
   callerRate?: number;
+  /** Whether a caller is answered at all (a sealed pod: sealed-callers.ts); default every caller. */
+  admits?: (remoteAddress: string | undefined) => boolean;
 }
 
 export interface Listeners {
@@ -98,6 +100,7 @@ export async function listen(options: ListenOptions): Promise<Listeners> {
   const onConnection = (role: ListenerRole) => {
     const admit = shared(role);
     return (socket: Socket) => {
+      if (options.admits?.(socket.remoteAddress) === false) return void socket.destroy();
       if (!admit(socket)) return;
       const port = role === 'healthcheck' ? undefined : options.passthrough(role);
       if (port === undefined) return toHttp(socket, role);

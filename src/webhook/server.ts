@@ -9,6 +9,7 @@ import { boundPort, onListenAddress } from '../listen-address.js';
 import type { Logger } from '../log.js';
 import type { PlacementMode } from '../rewrite/placement.js';
 import type { PodSecurityLevel } from '../rewrite/pod-security.js';
+import type { SealMode } from '../seal/setting.js';
 import { buildWebhookApp, type WebhookApp } from './app.js';
 import type { KeyPair } from './certificate.js';
 import { type ClusterVersion, learnClusterVersion } from './cluster-version.js';
@@ -44,6 +45,8 @@ export interface WebhookOptions {
   podSecurity?: { defaultLevel: PodSecurityLevel };
   /** --companion-cpu-limit: a CPU limit (canonical quantity) for the companion and the init container. */
   companionCpuLimit?: string;
+  /** --seal: `node` where the node agent runs; default off. */
+  seal?: SealMode;
   log: Logger;
   /** On close, how long open connections get to carry a last admission (answered, then closed); default 5 s. */
   drainMs?: number;
@@ -156,6 +159,7 @@ function appFor(
     namespaceRules: (namespace) => rules?.knowledge(namespace) ?? { state: 'unchecked' },
     kubelets: (nodeName) => nodes?.kubelets(nodeName) ?? { state: 'unknown', why: 'no API server to ask' },
     companionCpuLimit: options.companionCpuLimit,
+    seal: options.seal,
     log: options.log,
     ...readiness,
     admitted: (outcome, seconds) => recorder.admission(outcome, seconds),
@@ -218,6 +222,7 @@ function logServing(options: WebhookOptions, port: number, metricsPort: number |
       podSecurityDefault: defaultLevelOf(options),
       clusterWatch: options.kube !== undefined,
       ...(options.companionCpuLimit === undefined ? {} : { companionCpuLimit: options.companionCpuLimit }),
+      seal: options.seal ?? 'off',
       ...(clusterVersion === undefined ? {} : { sidecarContainersGate: clusterVersion.sidecarGate }),
     },
     'webhook serving',

@@ -2,12 +2,13 @@
 // webhook` reads its argv and process.env with it, analyze the args and env of the webhook's Deployment, so what
 // analyze expects of an admission is what the webhook decides, by construction (`0.5` is `500m` for both).
 
-import { cpuLimitOf, imageOf, placementOf } from '../companion-flags.js';
+import { cpuLimitOf, imageOf, placementOf, sealOf } from '../companion-flags.js';
 import { UsageError } from '../errors.js';
 import { badFlagValue, noArguments, parseBoolean, parseFlags } from '../flags.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import type { PlacementMode } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityLevel, parseLevel } from '../rewrite/pod-security.js';
+import type { SealMode } from '../seal/setting.js';
 
 /** Every flag of `webhook`, with the variable read when the flag is not given (flags win). */
 export const WEBHOOK_FLAGS = {
@@ -28,6 +29,7 @@ export const WEBHOOK_FLAGS = {
   'sidecar-containers-gate': { type: 'boolean', env: 'OSM_HEALTHCHECK_SIDECAR_CONTAINERS_GATE' },
   'pod-security-default': { type: 'string', env: 'OSM_HEALTHCHECK_POD_SECURITY_DEFAULT' },
   'companion-cpu-limit': { type: 'string', env: 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT' },
+  seal: { type: 'string', env: 'OSM_HEALTHCHECK_SEAL' },
   'kube-api': { type: 'string', env: 'OSM_HEALTHCHECK_KUBE_API' },
   'kube-ca': { type: 'string', env: 'OSM_HEALTHCHECK_KUBE_CA' },
   'kube-token-file': { type: 'string', env: 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE' },
@@ -81,6 +83,8 @@ export interface CompanionSettings {
   podSecurityDefault: PodSecurityLevel;
   /** A canonical CPU quantity (`0.5` -> `500m`), or undefined for none. */
   companionCpuLimit: string | undefined;
+  /** `node`: pods prove and take the seal where the node agent runs (rewrite/seal.ts). */
+  seal: SealMode;
 }
 
 const isTrue = (given: Given | undefined) => given?.text === 'true';
@@ -124,6 +128,13 @@ const COMPANION_READERS: {
     },
     assumed: undefined,
   },
+  seal: {
+    read: (args) => {
+      const given = args('seal');
+      return sealOf(given?.text, given?.from);
+    },
+    assumed: 'off',
+  },
 };
 
 /**
@@ -148,5 +159,6 @@ export function companionSettings(args: WebhookArgs, problems?: string[]): Compa
     sidecarGate: read('sidecarGate'),
     podSecurityDefault: read('podSecurityDefault'),
     companionCpuLimit: read('companionCpuLimit'),
+    seal: read('seal'),
   };
 }

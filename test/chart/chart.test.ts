@@ -59,6 +59,9 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
     for (const o of objects()) {
       const where = `${o.kind}/${o.metadata.name}`;
       if (CLUSTER_SCOPED.includes(o.kind)) expect(o.metadata.namespace, where).toBeUndefined();
+      // The node agent runs beside kube-proxy: the release namespace is restricted (deploy/node/daemonset.yaml).
+      else if (where === 'DaemonSet/osm-healthcheck-node')
+        expect(o.metadata.namespace, where).toBe('kube-system');
       else expect(o.metadata.namespace, where).toBe(NAMESPACE);
     }
   });

@@ -12,6 +12,7 @@ import { type Manifest, render, skipWithoutKubectl, tempOverlay } from '../helpe
 
 const BASE = `${ROOT}deploy/webhook`;
 const CERT_MANAGER = `${BASE}/components/cert-manager`;
+const NODE = `${ROOT}deploy/node`;
 const DIGEST = `sha256:${'b'.repeat(64)}`;
 
 const id = (o: Manifest): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -27,6 +28,12 @@ const CASES = [
     overlay: {},
     components: [CERT_MANAGER],
     values: { tls: { certManager: { enabled: true } } },
+  },
+  {
+    name: 'the node agent (deploy/node, node.enabled)',
+    overlay: {},
+    components: [NODE],
+    values: { node: { enabled: true } },
   },
   {
     name: 'an image from a registry, by tag',

@@ -97,6 +97,7 @@ const FLAG_VALUES: Record<string, Record<string, Bad | NoBad>> = {
     '--shared-check-window': { args: ['--shared-check-window', '101'] },
     '--caller-rate': { args: ['--caller-rate', 'fast'] },
     '--verbosity': { args: ['--osm-edge-compat', '--verbosity', 'loud'] },
+    '--seal-file': { none: "a file: missing or unreadable reads as open (init's verdict not there)" },
   },
   wait: {
     '--ports': { args: ['--ports', '1,2,3'] },
@@ -112,6 +113,7 @@ const FLAG_VALUES: Record<string, Record<string, Bad | NoBad>> = {
     '--mesh-exclusion': { args: ['--mesh-exclusion', 'envoy'] },
     '--namespace-rules': { none: 'a file: missing or invalid is OSM_HC_MANIFEST' },
     '--companion-cpu-limit': { args: ['--companion-cpu-limit', '0'] },
+    '--seal': { args: ['--seal', 'on'] },
     '--output': { args: ['--output', 'xml'] },
   },
   init: {
@@ -119,6 +121,19 @@ const FLAG_VALUES: Record<string, Record<string, Bad | NoBad>> = {
     '--uid': { args: ['--uid', '0'] },
     '--ipv6': { args: ['--ipv6', 'maybe'] },
     '--backend': { args: ['--backend', 'iptables'] },
+    '--seal-via': { args: ['--seal-via', 'node-1'] },
+    '--agent-port': { args: ['--seal-via', '10.0.0.1', '--agent-port', '0'] },
+    '--seal-file': { args: ['--seal-file', '/x'], says: '--seal-file without --seal-via' },
+  },
+  node: {
+    '--pod-cidr': {
+      args: ['--pod-cidr', '10.88.0.1/16'],
+      says: '--pod-cidr "10.88.0.1/16" has host bits set',
+    },
+    '--backend': { args: ['--pod-cidr', '10.88.0.0/16', '--backend', 'iptables'] },
+    '--resync': { args: ['--pod-cidr', '10.88.0.0/16', '--resync', '0'] },
+    '--listen': { none: 'an address it cannot bind is OSM_HC_NODE' },
+    '--port': { args: ['--pod-cidr', '10.88.0.0/16', '--port', '99999'] },
   },
   webhook: {
     '--tls-cert': { args: ['--tls-cert', 'c.pem'] },
@@ -136,6 +151,7 @@ const FLAG_VALUES: Record<string, Record<string, Bad | NoBad>> = {
     '--placement': { args: [...FILES, '--placement', 'last'] },
     '--pod-security-default': { args: [...FILES, '--pod-security-default', 'Baseline'] },
     '--companion-cpu-limit': { args: [...FILES, '--companion-cpu-limit', '1 core'] },
+    '--seal': { args: [...FILES, '--seal', 'on'] },
     '--kube-api': { args: [...FILES, '--kube-api', 'http://10.96.0.1'] },
     '--kube-ca': { none: 'a file: read when the API server is asked, its failures are OSM_HC_KUBE' },
     '--kube-token-file': { none: 'a file: read when the API server is asked, its failures are OSM_HC_KUBE' },
@@ -357,7 +373,7 @@ describe('usage errors: every flag that takes a value, every variable, every com
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
     const [first, blank] = stderr.split('\n');
     expect(first).toBe(
-      'osm-healthcheck: unknown command "frobnicate" (serve, wait, inject, init, webhook, check, analyze) [OSM_HC_USAGE]',
+      'osm-healthcheck: unknown command "frobnicate" (serve, wait, inject, init, node, webhook, check, analyze) [OSM_HC_USAGE]',
     );
     expect(blank).toBe('');
     expect(stderr).toContain('Usage: osm-healthcheck <command> [flags]');

@@ -80,6 +80,20 @@ const CASES: Case[] = [
     },
   },
   {
+    code: 'OSM_HC_NODE',
+    example: '`osm-healthcheck node --pod-cidr 10.88.0.0/16` as a user other than root',
+    exit: 1,
+    needs: INIT_NEEDS,
+    run: async () => {
+      const args = ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, stagedCli()];
+      const result = await execa('setpriv', [...args, 'node', '--pod-cidr', '10.88.0.0/16'], {
+        reject: false,
+        timeout: 10_000,
+      });
+      return { exit: { code: result.exitCode ?? null, stdout: result.stdout, stderr: result.stderr } };
+    },
+  },
+  {
     code: 'OSM_HC_LISTEN',
     example: '`osm-healthcheck serve` while another process listens on one of its ports',
     exit: 1,

@@ -25,6 +25,7 @@ const PAGES = [
   'meshes.md',
   'metrics.md',
   'monitoring.md',
+  'node.md',
   'pod-security.md',
   'probe-table.md',
   'resources.md',

@@ -39,6 +39,11 @@ const COMMANDS: { name: string; parser: string; load: () => Promise<Command> }[]
     load: async () => (await import('../../src/commands/init.js')).initCommand,
   },
   {
+    name: 'node',
+    parser: 'src/node/options.ts',
+    load: async () => (await import('../../src/commands/node.js')).nodeCommand,
+  },
+  {
     name: 'webhook',
     parser: 'src/webhook/settings.ts',
     load: async () => (await import('../../src/commands/webhook.js')).webhookCommand,

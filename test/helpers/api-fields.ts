@@ -40,6 +40,7 @@ export const REQUIRED: Readonly<Record<string, { namespaced: boolean; fields: re
   ClusterRoleBinding: { namespaced: false, fields: BINDING },
   Service: { namespaced: true, fields: ['spec.ports', 'spec.ports[].port'] },
   Deployment: { namespaced: true, fields: ['spec.selector', 'spec.template', ...POD_TEMPLATE] },
+  DaemonSet: { namespaced: true, fields: ['spec.selector', 'spec.template', ...POD_TEMPLATE] },
   PodDisruptionBudget: { namespaced: true, fields: ['spec.selector'] },
   CronJob: {
     namespaced: true,

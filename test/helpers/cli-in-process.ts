@@ -12,6 +12,7 @@ const SOURCES: Record<string, () => Promise<Command>> = {
   wait: async () => (await import('../../src/commands/wait.js')).waitCommand,
   inject: async () => (await import('../../src/commands/inject.js')).injectCommand,
   init: async () => (await import('../../src/commands/init.js')).initCommand,
+  node: async () => (await import('../../src/commands/node.js')).nodeCommand,
   webhook: async () => (await import('../../src/commands/webhook.js')).webhookCommand,
   check: async () => (await import('../../src/commands/check.js')).checkCommand,
   analyze: async () => (await import('../../src/commands/analyze.js')).analyzeCommand,

@@ -39,7 +39,7 @@ export function warnUnlessRoot(suite: string): void {
 
 // The inbound half of osm-edge's init container (openservicemesh/osm-docs "Iptables Redirection"), minus its
 // RETURNs for 15901-15903: that exclusion is exactly what `init` has to provide here.
-const MESH_RULES = [
+export const MESH_RULES = [
   '-t nat -N PROXY_INBOUND',
   '-t nat -N PROXY_IN_REDIRECT',
   `-t nat -A PROXY_IN_REDIRECT -p tcp -j REDIRECT --to-port ${PROXY_PORT}`,
@@ -51,7 +51,7 @@ const MESH_RULES = [
 // The outbound half, as OSM's pkg/injector/iptables.go wrote it before it added "-o lo" exemptions:
 // everything the pod dials goes to the proxy except the proxy's own connections and 127.0.0.1, so a
 // connection to the pod's own IP does too. IPv6 gets ::1 where IPv4 has 127.0.0.1, as Istio's rules do.
-function meshOutputRules(tool: 'iptables' | 'ip6tables'): string[] {
+export function meshOutputRules(tool: 'iptables' | 'ip6tables'): string[] {
   const loopback = tool === 'iptables' ? '127.0.0.1/32' : '::1/128';
   return [
     '-t nat -N PROXY_OUTPUT',
@@ -65,7 +65,7 @@ function meshOutputRules(tool: 'iptables' | 'ip6tables'): string[] {
   ];
 }
 
-const LISTENERS = `
+export const LISTENERS = `
 const net = require('node:net');
 const answers = JSON.parse(process.argv[1]);
 let pending = answers.length;
@@ -74,7 +74,7 @@ for (const [port, text] of answers) {
     .listen({ port, host: '::' }, () => { if (--pending === 0) process.stdout.write('ready\\n'); });
 }`;
 
-const DIAL = `
+export const DIAL = `
 const net = require('node:net');
 const dial = ([host, port]) => new Promise((resolve) => {
   let data = '';

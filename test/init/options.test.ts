@@ -16,6 +16,7 @@ describe('parseInitOptions', () => {
       cleanup: false,
       ipv6: 'auto',
       backend: 'auto',
+      seal: undefined,
     });
     expect(formatPortRanges(DEFAULT_INIT_PORTS)).toBe('15901-15904');
   });
@@ -38,6 +39,26 @@ describe('parseInitOptions', () => {
     },
   ])('$name', ({ argv, args }) => {
     expect(scriptArgs(parseInitOptions(argv))).toEqual(args);
+  });
+
+  it('--seal-via: two script runs, the proof (open, root reaches the agent), then sealed or open', () => {
+    const options = parseInitOptions(['--seal-via', '10.88.0.1']);
+    expect(options.seal).toEqual({
+      agentAddress: '10.88.0.1',
+      agentPort: 15910,
+      sealFile: '/run/osm-healthcheck/seal',
+    });
+    const base = ['--ports', '15901-15904', '--uid', '65532', '--ipv6', 'auto', '--backend', 'auto'];
+    expect(scriptArgs(options, 'prove')).toEqual([...base, '--agent', '10.88.0.1', '--agent-port', '15910']);
+    expect(scriptArgs(options, 'sealed')).toEqual([...base, '--sealed']);
+    expect(scriptArgs(options, 'open')).toEqual(base);
+  });
+
+  // The downward API gives an empty status.hostIP only in odd cases; such a pod runs open, it never fails init.
+  it('--seal-via with an empty address proves nothing and asks no agent', () => {
+    const options = parseInitOptions(['--seal-via=', '--seal-file', '/tmp/seal', '--agent-port', '9']);
+    expect(options.seal).toEqual({ agentAddress: '', agentPort: 9, sealFile: '/tmp/seal' });
+    expect(scriptArgs(options, 'prove')).not.toContain('--agent');
   });
 
   it.each([
@@ -85,6 +106,22 @@ describe('parseInitOptions', () => {
       name: '--backend iptables',
       argv: ['--backend=iptables'],
       message: '--backend "iptables" is not accepted (auto, nft, legacy)',
+    },
+    {
+      name: '--seal-via a name',
+      argv: ['--seal-via', 'node-1'],
+      message: `--seal-via "node-1" is not accepted (the node's IP address (status.hostIP))`,
+    },
+    { name: '--seal-file alone', argv: ['--seal-file', '/x'], message: '--seal-file without --seal-via' },
+    {
+      name: '--agent-port 0',
+      argv: ['--seal-via', '10.0.0.1', '--agent-port', '0'],
+      message: '--agent-port "0" is not accepted (a port 1-65535)',
+    },
+    {
+      name: '--seal-via with --dry-run',
+      argv: ['--seal-via', '10.0.0.1', '--dry-run'],
+      message: '--seal-via with --dry-run (one of them: the seal is proved by a run that applies)',
     },
     {
       name: 'boolean flag with a value',

@@ -121,7 +121,7 @@ describe.skipIf(!LAB_READY)('init refuses, changing nothing', () => {
       name: 'unknown flag',
       args: ['--force'],
       exit: 2,
-      line: 'unknown flag --force (init takes --ports VALUE, --uid VALUE, --dry-run, --cleanup, --ipv6 VALUE, --backend VALUE, --help) [OSM_HC_USAGE]',
+      line: 'unknown flag --force (init takes --ports VALUE, --uid VALUE, --dry-run, --cleanup, --ipv6 VALUE, --backend VALUE, --seal-via VALUE, --agent-port VALUE, --seal-file VALUE, --help) [OSM_HC_USAGE]',
     },
   ])('$name', async ({ prefix = [], path, args, exit, line }) => {
     const env = path === undefined ? [] : ['env', `PATH=${path()}`];

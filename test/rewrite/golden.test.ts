@@ -60,6 +60,8 @@ const OPTIONS: Record<string, Partial<RewriteOptions>> = {
   'mesh-excluded-job': { podSecurity: level('restricted'), cluster: known(29) },
   // Pod-level resources count from 1.34 (on by default).
   'pod-level-resources': { cluster: known(36) },
+  // inject --seal node (rewrite/seal.ts).
+  sealed: { seal: 'node' },
 };
 
 /**

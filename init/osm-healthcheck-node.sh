@@ -1,0 +1,169 @@
+#!/bin/sh
+# osm-healthcheck node: on the node (hostNetwork), SNAT the host's own TCP to a local pod's companion ports to
+# the seal source, so a sealed pod can tell kubelet's probes from every other caller
+# (docs/security.md#sealed-pods-only-kubelet-gets-in). Run by `osm-healthcheck node` (src/node/), which runs it
+# again with --ensure on a period, putting back what another process flushed. Needs only sh and iptables.
+# shellcheck source-path=SCRIPTDIR
+set -eu
+
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+# shellcheck source=rules.sh
+. "$here/rules.sh"
+# shellcheck source=node-rules.sh
+. "$here/node-rules.sh"
+# shellcheck source=iptables-tools.sh
+. "$here/iptables-tools.sh"
+
+usage() {
+  printf '%s\n' "Usage: osm-healthcheck-node.sh --pod-cidr LIST [--ports LIST] [--backend auto|nft|legacy]
+                               [--dry-run | --ensure | --cleanup]
+  --pod-cidr LIST  this node's pod networks, IPv4 and IPv6, e.g. 10.88.0.0/16,fd00:88::/64
+  --ports LIST     the companion's ports (default 15901-15904)
+  --backend NAME   auto (default): the backend holding more rules (kube-proxy's), nft on a tie; nft; legacy
+  --dry-run        print the iptables-restore input per family instead of applying it
+  --ensure         change nothing when the rules are in place, else put them back
+  --cleanup        remove our chain and its jump from every backend
+Exit status: 0 done, 1 failed (no rule of the failing family changed), 2 bad usage."
+}
+
+note() { printf 'osm-healthcheck-node: %s\n' "$*" >&2; }
+die() {
+  note "$*"
+  exit 1
+}
+usage_error() {
+  note "$* (see --help)"
+  exit 2
+}
+first_line() { printf '%s' "${1%%"$nl"*}"; }
+nl='
+'
+
+ports=15901-15904 cidrs='' backend=auto mode=apply
+while [ $# -gt 0 ]; do
+  case $1 in
+    --ports | --pod-cidr | --backend)
+      [ $# -ge 2 ] || usage_error "$1 needs a value"
+      case $1 in --ports) ports=$2 ;; --pod-cidr) cidrs=$2 ;; --backend) backend=$2 ;; esac
+      shift
+      ;;
+    --ports=*) ports=${1#*=} ;;
+    --pod-cidr=*) cidrs=${1#*=} ;;
+    --backend=*) backend=${1#*=} ;;
+    --dry-run) mode=dry-run ;;
+    --ensure) mode=ensure ;;
+    --cleanup) mode=cleanup ;;
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    *) usage_error "unknown argument \"$1\"" ;;
+  esac
+  shift
+done
+specs=$(port_specs "$ports") || usage_error "--ports: \"$specs\" is not a port 1-65535 or a range like 15901-15904"
+case $backend in auto | nft | legacy) ;; *) usage_error "--backend must be auto, nft or legacy, got \"$backend\"" ;; esac
+if [ "$mode" != cleanup ]; then
+  [ -n "$cidrs" ] || usage_error "--pod-cidr is required: this node's pod networks, e.g. 10.88.0.0/16"
+  old_ifs=$IFS
+  IFS=,
+  set -f
+  for cidr in $cidrs; do
+    is_cidr "$cidr" || usage_error "--pod-cidr: \"$cidr\" is not a network like 10.88.0.0/16 or fd00:88::/64"
+  done
+  set +f
+  IFS=$old_ifs
+fi
+
+check_privileges "the node agent's container needs securityContext.runAsUser: 0" \
+  "add NET_ADMIN to the node agent's securityContext.capabilities"
+
+nft_prefix=$(tool_prefix nft) || nft_prefix=
+legacy_prefix=$(tool_prefix legacy) || legacy_prefix=
+no_binary="no iptables binary found (looked for iptables-nft-restore, iptables-legacy-restore, iptables-restore): install iptables in the image"
+case $backend in
+  auto)
+    if [ "$mode" = cleanup ]; then
+      prefixes="$nft_prefix $legacy_prefix"
+      [ -n "${prefixes# }" ] || die "$no_binary"
+    else
+      nft_rules=0 legacy_rules=0
+      [ -z "$nft_prefix" ] || nft_rules=$(rules_in "$nft_prefix")
+      [ -z "$legacy_prefix" ] || legacy_rules=$(rules_in "$legacy_prefix")
+      chosen=$(choose_backend "$legacy_rules" "$nft_rules" "$([ -n "$legacy_prefix" ] && echo 1)" "$([ -n "$nft_prefix" ] && echo 1)") || die "$no_binary"
+      [ "$mode" = ensure ] || note "backend $chosen (auto: nft holds $nft_rules rules, legacy $legacy_rules)"
+      if [ "$chosen" = nft ]; then prefixes=$nft_prefix; else prefixes=$legacy_prefix; fi
+    fi
+    ;;
+  nft) prefixes=${nft_prefix:-} ;;
+  legacy) prefixes=${legacy_prefix:-} ;;
+esac
+[ -n "$prefixes" ] || die "the $backend backend is not installed (no iptables-$backend-restore or matching iptables-restore)"
+
+# Each family with a pod network (any family when cleaning up), as "FAMILY PREFIX" lines; a family whose
+# ruleset cannot be read fails before any family changes, except in cleanup, which passes over it.
+targets=
+for prefix in $prefixes; do
+  for family in IPv4 IPv6; do
+    if [ "$family" = IPv4 ]; then tools=$prefix; else tools=$(v6_prefix "$prefix"); fi
+    if [ "$mode" != cleanup ] && [ -z "$(cidrs_of "$family" "$cidrs")" ]; then continue; fi
+    if ! command -v "$tools-restore" >/dev/null 2>&1; then
+      [ "$mode" = cleanup ] || die "$family: $tools-restore not found, and --pod-cidr has $family networks"
+      continue
+    fi
+    if ! err=$("$tools-save" 2>&1 >/dev/null); then
+      if [ "$mode" = cleanup ]; then
+        note "$family: $tools skipped, its ruleset is unreadable: $(first_line "$err")"
+        continue
+      fi
+      die "$family: cannot read the ruleset with $tools-save: $(first_line "$err")"
+    fi
+    targets="$targets$family $tools$nl"
+  done
+done
+
+# plan_and_apply FAMILY TOOLS: render the transaction from the current ruleset, then print, skip or apply it.
+plan_and_apply() {
+  saved=$("$2-save" 2>/dev/null) || die "$1: cannot read the ruleset with $2-save"
+  jumps=$(printf '%s\n' "$saved" | our_node_jumps)
+  if [ "$1" = IPv4 ]; then source=$OSM_HC_SEAL_SOURCE_V4; else source=$OSM_HC_SEAL_SOURCE_V6; fi
+  family_cidrs=$(cidrs_of "$1" "$cidrs")
+  if [ "$mode" = cleanup ]; then
+    has_chain=0
+    case $(printf '%s\n' "$saved" | our_node_state) in *":$OSM_HC_NODE_CHAIN"*) has_chain=1 ;; esac
+    input=$(render_node_cleanup "$has_chain" "$jumps")
+  else
+    if [ "$mode" = ensure ]; then
+      have=$(printf '%s\n' "$saved" | our_node_state | sort)
+      want=$(render_node_state "$specs" "$family_cidrs" "$source" | sort)
+      if [ "$have" = "$want" ]; then
+        echo "$1: in place ($2)"
+        return 0
+      fi
+    fi
+    input=$(render_node_apply "$specs" "$family_cidrs" "$source" "$jumps")
+  fi
+  if [ "$mode" = dry-run ]; then
+    printf '# %s: %s\n%s\n' "$1" "$2-restore --noflush" "$input"
+    return 0
+  fi
+  if [ -z "$input" ]; then
+    echo "$1: nothing to remove ($2)"
+    return 0
+  fi
+  if ! err=$(printf '%s\n' "$input" | "$2-restore" --noflush --wait=10 2>&1 >/dev/null); then
+    die "$1: $2-restore refused the transaction, no $1 rule changed: $(first_line "$err")"
+  fi
+  case $mode in
+    cleanup) echo "$1: removed nat chain $OSM_HC_NODE_CHAIN and its jump ($2)" ;;
+    ensure) echo "$1: restored: the host's TCP to $ports of pods in $family_cidrs leaves from $source (nat chain $OSM_HC_NODE_CHAIN, POSTROUTING rule 1, $2)" ;;
+    *) echo "$1: the host's TCP to $ports of pods in $family_cidrs leaves from $source (nat chain $OSM_HC_NODE_CHAIN, POSTROUTING rule 1, $2)" ;;
+  esac
+}
+
+while read -r family tools; do
+  [ -n "$family" ] || continue
+  plan_and_apply "$family" "$tools"
+done <<EOF
+$targets
+EOF
