@@ -28,6 +28,8 @@ describe('webhookSettings', () => {
       podSecurityDefault: 'privileged',
       companionCpuLimit: undefined,
       sidecarGate: false,
+      // deploy/webhook alone: no node agent, so nothing is sealed (deploy/node's component turns it on).
+      seal: 'off',
       problems: [],
     });
   });
