@@ -85,11 +85,13 @@ export function superviseServe(
   ports: readonly number[],
   table: object,
   wrap?: (argv: string[]) => string[],
+  more: Record<string, string> = {},
 ): Supervised {
   const env = {
     OSM_HEALTHCHECK_PORTS: ports.join(','),
     OSM_HEALTHCHECK_HOST: '127.0.0.1',
     OSM_HEALTHCHECK_PROBES: JSON.stringify(table),
+    ...more,
   };
   return supervise(['serve'], env, wrap);
 }
