@@ -57,12 +57,12 @@ function kubeletRequests(mode, appPort) {
     liveness: {
       role: 'liveness',
       path: '/osm-healthcheck',
-      headers: { 'original-http-port': String(appPort), 'original-http-path': '/healthz' },
+      headers: { 'Original-Http-Port': String(appPort), 'Original-Http-Path': '/healthz' },
     },
     readiness: {
       role: 'readiness',
       path: '/osm-healthcheck',
-      headers: { 'original-http-port': String(appPort), 'original-http-path': '/healthz' },
+      headers: { 'Original-Http-Port': String(appPort), 'Original-Http-Path': '/healthz' },
     },
   };
 }
