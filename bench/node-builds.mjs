@@ -53,7 +53,7 @@ export function benchNodes(given) {
 export const companionArgv = (build) => ['sh', resolve('image/supervise.sh'), build.node, build.cli, 'serve'];
 
 /**
- * A build of the companion by `node` in bench/.tmp/build-<version>-<pid>: src/, scripts/ and package.json copied,
+ * A build of the companion by `node` in bench/.tmp/build-<version>-<pid>: src/, scripts/, licenses/ (the build writes the notices), LICENSE and package.json copied,
  * node_modules hard-linked (esbuild checks inputs by their path under the build's directory), then
  * `node scripts/build.mjs`. Returns the build's directory; `remove()` deletes it.
  */
@@ -61,7 +61,7 @@ export function buildWith(node) {
   const dir = join(TMP, `build-${node.version}-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  for (const entry of ['src', 'scripts', 'package.json', 'tsconfig.json'])
+  for (const entry of ['src', 'scripts', 'licenses', 'LICENSE', 'package.json', 'tsconfig.json'])
     cpSync(entry, join(dir, entry), { recursive: true });
   execFileSync('cp', ['-al', resolve('node_modules'), join(dir, 'node_modules')]);
   const built = spawnSync(node.path, ['scripts/build.mjs'], { cwd: dir, encoding: 'utf8' });
