@@ -1,13 +1,14 @@
 // The sealed mode on a real node (test/helpers/node-cluster.ts, Kubernetes 1.36): deploy/node's agent as a
-// DaemonSet, and Deployments injected with `--seal node`. A sealed pod goes Ready with no restart, kubelet's probes
-// passing through its companion, and its init container says sealed; a pod of another namespace gets no answer
+// DaemonSet (its pod network read from its Node, through its own RBAC), and Deployments injected with `--seal node`.
+// A sealed pod goes Ready with no restart, kubelet's probes passing through its companion, its init container
+// says sealed and so does the agent's Sealed event on the pod; a pod of another namespace gets no answer
 // from any of 15901-15904; restarting the agent fails no probe; without the agent a new pod runs open, says why,
 // and analyze names it. The agent's rules are the machine's (hostNetwork): removed after the file, whatever happened.
 
 import { readFileSync } from 'node:fs';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { SEAL_SOURCES } from '../../src/seal/sources.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { type NodeCluster, TEST_IMAGE, useNodeCluster } from '../helpers/node-cluster.js';
@@ -78,14 +79,36 @@ function deployment(name: string): KubeObject {
   };
 }
 
-/** deploy/node's DaemonSet as the node runs it: the imported image, the node's pod network. */
-function agentDaemonSet(image: string): KubeObject {
+/**
+ * deploy/node as the node runs it: its ServiceAccount and RBAC as they are, the DaemonSet with the imported image
+ * and nothing else changed, so the agent reads the pod network from its Node, through its own grants.
+ */
+function agentObjects(image: string): KubeObject[] {
+  const rbac = parseAllDocuments(readFileSync(`${ROOT}deploy/node/rbac.yaml`, 'utf8')).map(
+    (d) => d.toJS() as KubeObject,
+  );
   const daemonSet = parse(readFileSync(`${ROOT}deploy/node/daemonset.yaml`, 'utf8')) as KubeObject;
   const [container] = daemonSet.spec.template.spec.containers;
   container.image = image;
   container.imagePullPolicy = 'Never';
-  container.env = [{ name: 'OSM_HEALTHCHECK_POD_CIDR', value: POD_CIDR }];
-  return daemonSet;
+  return [...rbac, daemonSet];
+}
+
+/** kubelet's and the agent's events on the pod, `REASON from COMPONENT: message`. */
+async function podEvents(k: NodeCluster, pod: string): Promise<string[]> {
+  const events = JSON.parse(
+    await k.kubectl([
+      'get',
+      'events',
+      '-n',
+      NS,
+      '--field-selector',
+      `involvedObject.name=${pod}`,
+      '-o',
+      'json',
+    ]),
+  );
+  return events.items.map((e: KubeObject) => `${e.reason} from ${e.source?.component}: ${e.message}`);
 }
 
 async function readyPod(k: NodeCluster, app: string): Promise<KubeObject> {
@@ -155,6 +178,16 @@ describe.skipIf(node.skip)('the sealed mode on a real node (Kubernetes 1.36)', (
 
   beforeAll(async () => {
     const k = node.cluster();
+    // What node IPAM (kube-controller-manager --allocate-node-cidrs, or a cloud's) writes; this node's CNI has
+    // its own (host-local), so nothing else reads it here.
+    await k.kubectl([
+      'patch',
+      'node',
+      'k8s-node',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { podCIDR: POD_CIDR, podCIDRs: [POD_CIDR] } }),
+    ]);
     await k.createNamespace(NS);
     await k.apply([
       {
@@ -163,9 +196,11 @@ describe.skipIf(node.skip)('the sealed mode on a real node (Kubernetes 1.36)', (
         metadata: { name: 'app', namespace: NS },
         data: { 'app.mjs': APP },
       },
-      agentDaemonSet(k.image),
+      ...agentObjects(k.image),
     ]);
     await agentRollout(k);
+    const logs = await k.kubectl(['logs', '-n', 'kube-system', 'daemonset/osm-healthcheck-node']);
+    expect(logs).toContain(`"podCidrs":["${POD_CIDR}"],"podCidrsFrom":"node k8s-node"`);
   }, 180_000);
 
   afterAll(async () => {
@@ -200,6 +235,12 @@ describe.skipIf(node.skip)('the sealed mode on a real node (Kubernetes 1.36)', (
       );
       const logs = await k.kubectl(['logs', '-n', NS, sealedPod.metadata.name, '-c', COMPANION]);
       expect(logs).toContain('"sealed":true');
+      // The agent says it on the pod, as kubelet says its own.
+      expect(await podEvents(k, sealedPod.metadata.name)).toContainEqual(
+        expect.stringMatching(
+          /^Sealed from osm-healthcheck-node: sealed: 15901-15904 bypass the mesh only from /,
+        ),
+      );
       // kubelet keeps probing, one a second: the pod stays Ready, nothing restarts, and past its start (a startup
       // probe before the companion listens, a readiness probe before the app does) no probe fails.
       startFailures = await unhealthy(k, sealedPod.metadata.name);
