@@ -11,7 +11,6 @@ import { isHealthcheckError } from '../../src/errors.js';
 import { inClusterClient } from '../../src/kube/api/in-cluster.js';
 import { fetchPodCidrs } from '../../src/node/node-pod-cidrs.js';
 import { sealEvents } from '../../src/node/seal-events.js';
-import { formatRecord } from '../../src/rewrite/record.js';
 import { ROOT } from '../helpers/cli.js';
 import {
   ENVTEST_SERVERS,
@@ -21,6 +20,7 @@ import {
   startEnvtest,
 } from '../helpers/envtest.js';
 import { captureLog } from '../helpers/log-capture.js';
+import { recordValue } from '../helpers/records.js';
 import { skipWithout } from '../helpers/system-tools.js';
 import { until } from '../helpers/until.js';
 
@@ -39,14 +39,7 @@ const serviceAccount = (name: string): EnvtestUser => ({
 const AGENT = serviceAccount(account.metadata.name);
 const UNBOUND = serviceAccount('unbound');
 const NS = 'shop';
-const RECORD = formatRecord({
-  version: '0.1.0',
-  image: 'osm-healthcheck:0.1.0',
-  placement: 'first',
-  bypass: 'init-container',
-  probes: 'sha256:0123456789abcdef',
-  seal: 'node',
-});
+const RECORD = recordValue();
 
 describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version })))(
   'the node agent on kube-apiserver $version',

@@ -4,24 +4,16 @@
 import { describe, expect, it } from 'vitest';
 import { podCidrsOfNode } from '../../src/node/node-pod-cidrs.js';
 import { sealEvent, sealedPodAt } from '../../src/node/seal-events.js';
-import { formatRecord } from '../../src/rewrite/record.js';
+import { recordValue } from '../helpers/records.js';
 
 type Json = Record<string, unknown>;
-
-const RECORD = {
-  version: '0.1.0',
-  image: 'osm-healthcheck:0.1.0',
-  placement: 'first',
-  bypass: 'init-container',
-  probes: 'sha256:0123456789abcdef',
-} as const;
 
 function pod(
   name: string,
   ip: string,
   fields: { node?: string; seal?: boolean; hostNetwork?: boolean } = {},
 ): Json {
-  const record = formatRecord({ ...RECORD, ...(fields.seal === false ? {} : { seal: 'node' as const }) });
+  const record = recordValue(fields.seal !== false);
   return {
     metadata: {
       name,

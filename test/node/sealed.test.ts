@@ -94,21 +94,18 @@ function agentObjects(image: string): KubeObject[] {
   return [...rbac, daemonSet];
 }
 
-/** kubelet's and the agent's events on the pod, `REASON from COMPONENT: message`. */
-async function podEvents(k: NodeCluster, pod: string): Promise<string[]> {
+/** The events on the pod: kubelet's and the agent's. */
+async function eventsOn(k: NodeCluster, pod: string): Promise<KubeObject[]> {
+  const selector = `involvedObject.name=${pod}`;
   const events = JSON.parse(
-    await k.kubectl([
-      'get',
-      'events',
-      '-n',
-      NS,
-      '--field-selector',
-      `involvedObject.name=${pod}`,
-      '-o',
-      'json',
-    ]),
+    await k.kubectl(['get', 'events', '-n', NS, '--field-selector', selector, '-o', 'json']),
   );
-  return events.items.map((e: KubeObject) => `${e.reason} from ${e.source?.component}: ${e.message}`);
+  return events.items;
+}
+
+/** Each event on the pod as `REASON from COMPONENT: message`. */
+async function podEvents(k: NodeCluster, pod: string): Promise<string[]> {
+  return (await eventsOn(k, pod)).map((e) => `${e.reason} from ${e.source?.component}: ${e.message}`);
 }
 
 async function readyPod(k: NodeCluster, app: string): Promise<KubeObject> {
@@ -140,21 +137,9 @@ const restarts = (pod: KubeObject): number[] =>
 
 /** kubelet's Unhealthy events for the pod: each probe failure it saw. */
 async function unhealthy(k: NodeCluster, pod: string): Promise<string[]> {
-  const events = JSON.parse(
-    await k.kubectl([
-      'get',
-      'events',
-      '-n',
-      NS,
-      '--field-selector',
-      `involvedObject.name=${pod}`,
-      '-o',
-      'json',
-    ]),
-  );
-  return events.items
-    .filter((e: KubeObject) => e.reason === 'Unhealthy')
-    .map((e: KubeObject) => `${e.count ?? 1}x ${e.message}`);
+  return (await eventsOn(k, pod))
+    .filter((e) => e.reason === 'Unhealthy')
+    .map((e) => `${e.count ?? 1}x ${e.message}`);
 }
 
 async function inject(k: NodeCluster, app: string): Promise<void> {
