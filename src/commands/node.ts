@@ -4,6 +4,7 @@
 // leaves the rules in place, so a restart or an upgrade never opens a window in which probes fail
 // (docs/install.md#the-node-agent).
 
+import { existsSync } from 'node:fs';
 import { HealthcheckError } from '../errors.js';
 import type { Backend } from '../init/options.js';
 import { NODE_SCRIPT, runInitScript } from '../init/script.js';
@@ -93,6 +94,12 @@ function events(options: NodeOptions, log: Logger): SealEvents | undefined {
     return undefined;
   }
   const { name, api } = options.events.node;
+  if (!existsSync(api.tokenFile)) {
+    log.info(
+      `no pod events (Sealed, NotSealed): no token at ${api.tokenFile} (automountServiceAccountToken: false?)`,
+    );
+    return undefined;
+  }
   return sealEvents(inClusterClient(api), name, log);
 }
 
