@@ -139,17 +139,16 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         agent.proved('10.88.1.8', '10.88.1.1');
         agent.proved('10.88.1.9', '169.254.7.127');
         agent.proved('10.88.1.10', '169.254.7.127');
-        let posted: Json[] = [];
         await until(
           'two events',
-          async () => (posted = await events()).length >= 2,
+          async () => (await events()).length >= 2,
           () => JSON.stringify(capture.lines),
         );
         await capture.line((l) =>
           String(l.msg).includes('shop/plain at 10.88.1.9 does not ask to be sealed'),
         );
         await capture.line((l) => String(l.msg).includes('0 pods of node-a have the address 10.88.1.10'));
-        posted = await events();
+        const posted = await events();
         const on = (pod: Json) =>
           posted.filter((e) => (e.involvedObject as Json).uid === (pod.metadata as Json).uid);
         expect(posted).toHaveLength(2);
