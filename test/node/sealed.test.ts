@@ -11,9 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { SEAL_SOURCES } from '../../src/seal/sources.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
-import { type NodeCluster, TEST_IMAGE, useNodeCluster } from '../helpers/node-cluster.js';
+import { type NodeCluster, useNodeCluster } from '../helpers/node-cluster.js';
 import type { KubeObject } from '../helpers/node-script-pod.js';
-import { until } from '../helpers/until.js';
+import {
+  appConfigMap,
+  appDeployment,
+  eventsOn,
+  readyCondition,
+  readyPod,
+  restarts,
+} from '../helpers/node-workload.js';
 
 const node = useNodeCluster('test/node/sealed.test.ts (the sealed mode on a real one-node cluster)');
 const NS = 'osm-hc-sealed';
@@ -48,36 +55,9 @@ const ask = (url) =>
 for (const url of process.argv.slice(2)) console.log(await ask(url));
 `;
 
-function deployment(name: string): KubeObject {
-  const probe = (path: string) => ({ httpGet: { path, port: 8080 }, periodSeconds: 1 });
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace: NS },
-    spec: {
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: 'app',
-              image: TEST_IMAGE,
-              imagePullPolicy: 'Never',
-              command: ['/usr/local/bin/node', '/app-script/app.mjs'],
-              ports: [{ containerPort: 8080 }],
-              livenessProbe: probe('/live'),
-              readinessProbe: probe('/ready'),
-              volumeMounts: [{ name: 'app', mountPath: '/app-script' }],
-            },
-          ],
-          volumes: [{ name: 'app', configMap: { name: 'app' } }],
-        },
-      },
-    },
-  };
-}
+const periodic = (path: string) => ({ httpGet: { path, port: 8080 }, periodSeconds: 1 });
+const deployment = (name: string): KubeObject =>
+  appDeployment(name, NS, { liveness: periodic('/live'), readiness: periodic('/ready') });
 
 /**
  * deploy/node as the node runs it: its ServiceAccount and RBAC as they are, the DaemonSet with the imported image
@@ -94,50 +74,19 @@ function agentObjects(image: string): KubeObject[] {
   return [...rbac, daemonSet];
 }
 
-/** The events on the pod: kubelet's and the agent's. */
-async function eventsOn(k: NodeCluster, pod: string): Promise<KubeObject[]> {
-  const selector = `involvedObject.name=${pod}`;
-  const events = JSON.parse(
-    await k.kubectl(['get', 'events', '-n', NS, '--field-selector', selector, '-o', 'json']),
-  );
-  return events.items;
-}
-
 /** Each event on the pod as `REASON from COMPONENT: message`. */
 async function podEvents(k: NodeCluster, pod: string): Promise<string[]> {
-  return (await eventsOn(k, pod)).map((e) => `${e.reason} from ${e.source?.component}: ${e.message}`);
-}
-
-async function readyPod(k: NodeCluster, app: string): Promise<KubeObject> {
-  let pod: KubeObject | undefined;
-  const ready = (p: KubeObject | undefined) =>
-    p?.status?.conditions?.some((c: KubeObject) => c.type === 'Ready' && c.status === 'True') === true;
-  await until(
-    `a Ready pod of ${app}`,
-    async () => {
-      const pods = JSON.parse(await k.kubectl(['get', 'pods', '-n', NS, '-l', `app=${app}`, '-o', 'json']));
-      pod = pods.items[0];
-      return ready(pod);
-    },
-    () => '',
-    READY_MS,
-  ).catch(async (e: Error) => {
-    throw new Error(`${e.message}\n${await k.describe(NS)}`);
-  });
-  return pod as KubeObject;
+  return (await eventsOn(k, NS, pod)).map((e) => `${e.reason} from ${e.source?.component}: ${e.message}`);
 }
 
 const initMessage = (pod: KubeObject): string =>
   pod.status.initContainerStatuses.find((s: KubeObject) => s.name === INIT)?.state?.terminated?.message ?? '';
 
-const restarts = (pod: KubeObject): number[] =>
-  [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].map(
-    (s: KubeObject) => s.restartCount,
-  );
+const noRestarts = (pod: KubeObject): boolean => Object.values(restarts(pod)).every((n) => n === 0);
 
 /** kubelet's Unhealthy events for the pod: each probe failure it saw. */
 async function unhealthy(k: NodeCluster, pod: string): Promise<string[]> {
-  return (await eventsOn(k, pod))
+  return (await eventsOn(k, NS, pod))
     .filter((e) => e.reason === 'Unhealthy')
     .map((e) => `${e.count ?? 1}x ${e.message}`);
 }
@@ -174,15 +123,7 @@ describe.skipIf(node.skip)('the sealed mode on a real node (Kubernetes 1.36)', (
       JSON.stringify({ spec: { podCIDR: POD_CIDR, podCIDRs: [POD_CIDR] } }),
     ]);
     await k.createNamespace(NS);
-    await k.apply([
-      {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'app', namespace: NS },
-        data: { 'app.mjs': APP },
-      },
-      ...agentObjects(k.image),
-    ]);
+    await k.apply([appConfigMap(NS, APP), ...agentObjects(k.image)]);
     await agentRollout(k);
     const logs = await k.kubectl(['logs', '-n', 'kube-system', 'daemonset/osm-healthcheck-node']);
     expect(logs).toContain(`"podCidrs":["${POD_CIDR}"],"podCidrsFrom":"node k8s-node"`);
@@ -210,7 +151,7 @@ describe.skipIf(node.skip)('the sealed mode on a real node (Kubernetes 1.36)', (
     async () => {
       const k = node.cluster();
       await inject(k, 'web-sealed');
-      sealedPod = await readyPod(k, 'web-sealed');
+      sealedPod = await readyPod(k, NS, 'web-sealed', READY_MS);
       const record = JSON.parse(sealedPod.metadata.annotations['osm-healthcheck/status']);
       expect(record).toMatchObject({ seal: 'node', bypass: 'init-container' });
       expect(initMessage(sealedPod)).toMatch(
@@ -231,10 +172,7 @@ describe.skipIf(node.skip)('the sealed mode on a real node (Kubernetes 1.36)', (
       startFailures = await unhealthy(k, sealedPod.metadata.name);
       await new Promise((resolve) => setTimeout(resolve, 10_000));
       const now = await k.get('pod', sealedPod.metadata.name, NS);
-      expect(
-        restarts(now).every((n) => n === 0),
-        JSON.stringify(now.status),
-      ).toBe(true);
+      expect(noRestarts(now), JSON.stringify(now.status)).toBe(true);
       expect(await unhealthy(k, sealedPod.metadata.name)).toEqual(startFailures);
     },
     3 * READY_MS,
@@ -287,8 +225,8 @@ describe.skipIf(node.skip)('the sealed mode on a real node (Kubernetes 1.36)', (
     await agentRollout(k);
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     const now = await k.get('pod', name, NS);
-    expect(restarts(now).every((n) => n === 0)).toBe(true);
-    expect(now.status.conditions.find((c: KubeObject) => c.type === 'Ready').status).toBe('True');
+    expect(noRestarts(now)).toBe(true);
+    expect(readyCondition(now)?.status).toBe('True');
     expect(await unhealthy(k, name)).toEqual(startFailures);
   }, 180_000);
 
@@ -298,14 +236,14 @@ describe.skipIf(node.skip)('the sealed mode on a real node (Kubernetes 1.36)', (
       const k = node.cluster();
       await k.kubectl(['delete', '-n', 'kube-system', 'daemonset/osm-healthcheck-node', '--wait']);
       await inject(k, 'web-open');
-      const open = await readyPod(k, 'web-open');
+      const open = await readyPod(k, NS, 'web-open', READY_MS);
       expect(initMessage(open)).toMatch(
         /^open: 15901-15904 bypass the mesh from every source, as without the node agent, because no proof connection from the node agent: /,
       );
-      expect(restarts(open).every((n) => n === 0)).toBe(true);
+      expect(noRestarts(open)).toBe(true);
       // The sealed pod keeps passing: the agent's rules outlive it.
       const sealed = await k.get('pod', sealedPod.metadata.name, NS);
-      expect(sealed.status.conditions.find((c: KubeObject) => c.type === 'Ready').status).toBe('True');
+      expect(readyCondition(sealed)?.status).toBe('True');
 
       const analyzed = await runCli(['analyze', '-n', NS], {
         env: { KUBECONFIG: k.kubeconfig },
