@@ -2,12 +2,19 @@
 // before any script runs or anything listens.
 
 import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
-import { BACKENDS, type Backend } from '../init/options.js';
+import { BACKENDS } from '../init/options.js';
 import { DEFAULT_INIT_PORTS, formatPortRanges } from '../ports.js';
 import { AGENT_PORT } from '../seal/sources.js';
 import { type Cidr, parseCidrs } from './cidr.js';
 
 export const POD_CIDR_ENV = 'OSM_HEALTHCHECK_POD_CIDR';
+export const BACKEND_ENV = 'OSM_HEALTHCHECK_NODE_BACKEND';
+/**
+ * init's iptables backends, and the native nftables one (nft, init/nft-rules.sh), which only the node agent
+ * writes: a pod's rules follow its mesh's, and every mesh's init writes iptables.
+ */
+export const NODE_BACKENDS = [...BACKENDS, 'nftables'] as const;
+export type NodeBackend = (typeof NODE_BACKENDS)[number];
 /** How often the agent checks its rules are still there, as kube-proxy resyncs its own. */
 export const DEFAULT_RESYNC_SECONDS = 10;
 
@@ -16,7 +23,7 @@ export type NodeMode = 'run' | 'once' | 'dry-run' | 'cleanup';
 export interface NodeOptions {
   mode: NodeMode;
   podCidrs: readonly Cidr[];
-  backend: Backend;
+  backend: NodeBackend;
   resyncSeconds: number;
   /** Where the proof endpoint listens; undefined: every address of the node. */
   listen: string | undefined;
@@ -51,16 +58,20 @@ export function parseNodeOptions(argv: readonly string[]): NodeOptions {
       "this node's pod networks, e.g. 10.88.0.0/16,fd00:88::/64 (kubectl get node NAME -o jsonpath='{.spec.podCIDRs}')",
     );
   }
-  const backend = values.backend ?? 'auto';
-  if (!(BACKENDS as readonly string[]).includes(backend))
-    throw badFlagValue('--backend', backend, BACKENDS.join(', '));
+  const backend = flagOrEnv(values.backend, BACKEND_ENV) ?? 'auto';
+  if (!(NODE_BACKENDS as readonly string[]).includes(backend))
+    throw badFlagValue(
+      sourceName(values.backend, '--backend', BACKEND_ENV),
+      backend,
+      NODE_BACKENDS.join(', '),
+    );
   return {
     mode,
     podCidrs:
       cidrText === undefined
         ? []
         : parseCidrs(cidrText, sourceName(values['pod-cidr'], '--pod-cidr', POD_CIDR_ENV)),
-    backend: backend as Backend,
+    backend: backend as NodeBackend,
     resyncSeconds:
       values.resync === undefined ? DEFAULT_RESYNC_SECONDS : positiveInteger(values.resync, '--resync', 3600),
     listen: values.listen,

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { parseCidrs } from '../../src/node/cidr.js';
-import { nodeScriptArgs, POD_CIDR_ENV, parseNodeOptions } from '../../src/node/options.js';
+import { BACKEND_ENV, nodeScriptArgs, POD_CIDR_ENV, parseNodeOptions } from '../../src/node/options.js';
 
 describe('parseCidrs', () => {
   it.each([
@@ -37,6 +37,7 @@ describe('parseCidrs', () => {
 describe('parseNodeOptions', () => {
   afterEach(() => {
     delete process.env[POD_CIDR_ENV];
+    delete process.env[BACKEND_ENV];
   });
 
   it('needs the pod networks, except to clean up', () => {
@@ -52,10 +53,27 @@ describe('parseNodeOptions', () => {
   it.each([
     { argv: ['--once', '--cleanup'], problem: '--once and --cleanup both given' },
     { argv: ['--resync', '0'], problem: '--resync' },
-    { argv: ['--backend', 'nftables'], problem: '--backend' },
+    { argv: ['--backend', 'nft-native'], problem: '--backend "nft-native" is not accepted' },
     { argv: ['--port', '70000'], problem: '--port' },
   ])('refuses $argv', ({ argv, problem }) => {
     expect(() => parseNodeOptions(['--pod-cidr', '10.88.0.0/16', ...argv])).toThrow(problem);
+  });
+
+  it.each(['auto', 'nft', 'legacy', 'nftables'])('takes --backend %s, and passes it on', (backend) => {
+    const options = parseNodeOptions(['--pod-cidr', '10.88.0.0/16', '--backend', backend]);
+    expect(nodeScriptArgs(options, 'apply').slice(-2)).toEqual(['--backend', backend]);
+  });
+
+  it('reads the backend from the environment under the flag, naming it in an error', () => {
+    process.env[BACKEND_ENV] = 'nftables';
+    expect(parseNodeOptions(['--pod-cidr', '10.88.0.0/16']).backend).toBe('nftables');
+    expect(parseNodeOptions(['--pod-cidr', '10.88.0.0/16', '--backend', 'legacy']).backend).toBe('legacy');
+    process.env[BACKEND_ENV] = '';
+    expect(parseNodeOptions(['--pod-cidr', '10.88.0.0/16']).backend).toBe('auto');
+    process.env[BACKEND_ENV] = 'iptables';
+    expect(() => parseNodeOptions(['--pod-cidr', '10.88.0.0/16'])).toThrow(
+      `env ${BACKEND_ENV} "iptables" is not accepted`,
+    );
   });
 
   it("spells the script's argv out per run", () => {
