@@ -157,4 +157,25 @@ describe.skipIf(!NFTABLES)('native nftables', () => {
       .join('\n');
     expect(listed).toBe(declared);
   });
+
+  it.skipIf(!WORKS.nft)(
+    "auto writes with nftables where kube-proxy's nftables tables are and its iptables rules are not",
+    async () => {
+      const auto = async () => {
+        const result = await node('--dry-run', '--pod-cidr', '10.88.0.0/16');
+        expect(result.exitCode, result.stderr).toBe(0);
+        return { header: result.stdout.split('\n')[0], note: result.stderr };
+      };
+      const sh = (script: string) => execa('ip', ['netns', 'exec', ns, 'sh', '-ec', script]);
+      expect((await auto()).header).toBe('# IPv4: iptables-nft-restore --noflush');
+      await sh('nft add table ip kube-proxy');
+      expect(await auto()).toEqual({
+        header: '# IPv4: nft -f -',
+        note: 'osm-healthcheck-node: backend nftables (auto: nft holds 0 rules, legacy 0; kube-proxy has 1 nftables tables, 0 iptables rules)',
+      });
+      // kube-proxy's iptables mode left behind (or running beside): iptables, as before.
+      await sh('iptables-nft -t nat -N KUBE-SERVICES; iptables-nft -t nat -A PREROUTING -j KUBE-SERVICES');
+      expect((await auto()).header).toBe('# IPv4: iptables-nft-restore --noflush');
+    },
+  );
 });
