@@ -2,10 +2,11 @@
 // made here (node-lab.ts: a node with a bridge and two pods on it): the host's own connection to a pod's 15904
 // arrives from the seal source, IPv4 and IPv6, even with another process's SNAT at srcnat (ours runs first),
 // and one to another port as before; another pod's connection, which the node forwards through the same
-// postrouting hook (a foreign table's counter sees it), keeps its own source (without the rule's socket match it
-// would not: tried), and with our chain after srcnat the foreign SNAT would win (tried); a table another process flushed or deleted is put back by the running agent, which logs
+// postrouting hook (a foreign table's counter sees it), keeps its own source. Both fail when broken (tried:
+// without the rule's socket match the forwarded connection is SNATed; with our chain after srcnat the foreign
+// SNAT wins). A table another process flushed or deleted is put back by the running agent, which logs
 // `restored`; stopping the agent leaves the tables; re-running never duplicates; --cleanup (no backend: every
-// backend) removes exactly our two tables and leaves a foreign one as it was.
+// backend) removes exactly our two tables and leaves the foreign ones as they were.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEAL_SOURCES } from '../../src/seal/sources.js';
