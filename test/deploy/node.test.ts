@@ -3,7 +3,7 @@
 // args its parser accepts once the pod networks are set, and the webhook told to seal.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POD_CIDR_ENV, parseNodeOptions } from '../../src/node/options.js';
+import { BACKEND_ENV, POD_CIDR_ENV, parseNodeOptions } from '../../src/node/options.js';
 import { AGENT_PORT } from '../../src/seal/sources.js';
 import { ROOT } from '../helpers/cli.js';
 import {
@@ -49,14 +49,25 @@ describe.skipIf(skipWithoutKubectl('test/deploy/node.test.ts'))('deploy/node ove
     ]);
   });
 
-  it("its args are the parser's once the pod networks are set, and none is set for you", () => {
+  it("its args and env are the parser's once the pod networks are set, none set for you, the backend auto", () => {
     const [container] = agent().spec.template.spec.containers;
-    expect(container.env).toEqual([{ name: POD_CIDR_ENV, value: '' }]);
+    expect(container.env).toEqual([
+      { name: POD_CIDR_ENV, value: '' },
+      { name: BACKEND_ENV, value: 'auto' },
+    ]);
+    for (const { name, value } of container.env) process.env[name] = value;
     process.env[POD_CIDR_ENV] = '10.88.0.0/16';
     try {
-      expect(parseNodeOptions(container.args.slice(1))).toMatchObject({ mode: 'run', port: AGENT_PORT });
+      expect(parseNodeOptions(container.args.slice(1))).toMatchObject({
+        mode: 'run',
+        port: AGENT_PORT,
+        backend: 'auto',
+      });
+      process.env[BACKEND_ENV] = 'nftables';
+      expect(parseNodeOptions(container.args.slice(1)).backend).toBe('nftables');
     } finally {
       delete process.env[POD_CIDR_ENV];
+      delete process.env[BACKEND_ENV];
     }
   });
 
