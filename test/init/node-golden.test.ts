@@ -177,5 +177,7 @@ describe.skipIf(!NFTABLES)('native nftables', () => {
       await sh('iptables-nft -t nat -N KUBE-SERVICES; iptables-nft -t nat -A PREROUTING -j KUBE-SERVICES');
       expect((await auto()).header).toBe('# IPv4: iptables-nft-restore --noflush');
     },
+    // Three runs of the CLI, each reading both iptables backends: seconds apiece on a loaded machine.
+    60_000,
   );
 });

@@ -52,6 +52,9 @@ const FOREIGN_NAT = `table ip foreign_nat {
 \t}
 }`;
 
+/** Each case runs the CLI or waits for the agent's round: seconds apiece on a loaded 2-core machine. */
+const SLOW = 90_000;
+
 const OURS = ['table ip osm_healthcheck_node', 'table ip6 osm_healthcheck_node'];
 
 describe.skipIf(!READY)('the node agent with native nftables, in network namespaces', () => {
@@ -101,100 +104,122 @@ describe.skipIf(!READY)('the node agent with native nftables, in network namespa
     await lab?.close();
   });
 
-  it("without the agent, the host's connections leave from the foreign SNAT's address, or the node's (the control)", async () => {
-    expect(await fromNode(15904)).toEqual([FOREIGN_SNAT, BRIDGE.v6]);
-  });
+  it(
+    "without the agent, the host's connections leave from the foreign SNAT's address, or the node's (the control)",
+    async () => {
+      expect(await fromNode(15904)).toEqual([FOREIGN_SNAT, BRIDGE.v6]);
+    },
+    SLOW,
+  );
 
-  it("the agent's table: the host's TCP to a pod's 15904 arrives from the seal source, to another port from the node", async () => {
-    agent = lab.procs.start('node agent', lab.node, [
-      process.execPath,
-      CLI,
-      'node',
-      '--backend',
-      'nftables',
-      '--pod-cidr',
-      POD_CIDRS,
-      '--resync',
-      '1',
-    ]);
-    await agent.waitFor((line) => line.includes('node agent ready'), 15_000);
-    expect(agent.lines.join('\n')).toContain(
-      `IPv4: the host's TCP to 15901-15904 of pods in 10.253.0.0/24 leaves from ${SEAL_SOURCES.v4} (nftables table ip osm_healthcheck_node`,
-    );
-    expect(await tables()).toEqual(expect.arrayContaining(OURS));
-    expect(await fromNode(15904)).toEqual([SEAL_SOURCES.v4, SEAL_SOURCES.v6]);
-    expect(await fromNode(OTHER_PORT)).toEqual([FOREIGN_SNAT, BRIDGE.v6]);
-  });
+  it(
+    "the agent's table: the host's TCP to a pod's 15904 arrives from the seal source, to another port from the node",
+    async () => {
+      agent = lab.procs.start('node agent', lab.node, [
+        process.execPath,
+        CLI,
+        'node',
+        '--backend',
+        'nftables',
+        '--pod-cidr',
+        POD_CIDRS,
+        '--resync',
+        '1',
+      ]);
+      await agent.waitFor((line) => line.includes('node agent ready'), 30_000);
+      expect(agent.lines.join('\n')).toContain(
+        `IPv4: the host's TCP to 15901-15904 of pods in 10.253.0.0/24 leaves from ${SEAL_SOURCES.v4} (nftables table ip osm_healthcheck_node`,
+      );
+      expect(await tables()).toEqual(expect.arrayContaining(OURS));
+      expect(await fromNode(15904)).toEqual([SEAL_SOURCES.v4, SEAL_SOURCES.v6]);
+      expect(await fromNode(OTHER_PORT)).toEqual([FOREIGN_SNAT, BRIDGE.v6]);
+    },
+    SLOW,
+  );
 
-  it("another pod's connection, forwarded through the same hook, keeps its own source: no local socket sent it", async () => {
-    const before = await syns();
-    expect(
-      await lab.dial(lab.other, [
-        [SEALED_POD.v4, 15904],
-        [SEALED_POD.v6, 15904],
-      ]),
-    ).toEqual([OTHER_POD.v4, OTHER_POD.v6]);
-    const after = await syns();
-    // Each family's SYN passed the node's postrouting, where our chain runs right after the foreign one.
-    expect(after.map((n, i) => n - (before[i] ?? 0))).toEqual([1, 1]);
-  });
+  it(
+    "another pod's connection, forwarded through the same hook, keeps its own source: no local socket sent it",
+    async () => {
+      const before = await syns();
+      expect(
+        await lab.dial(lab.other, [
+          [SEALED_POD.v4, 15904],
+          [SEALED_POD.v6, 15904],
+        ]),
+      ).toEqual([OTHER_POD.v4, OTHER_POD.v6]);
+      const after = await syns();
+      // Each family's SYN passed the node's postrouting, where our chain runs right after the foreign one.
+      expect(after.map((n, i) => n - (before[i] ?? 0))).toEqual([1, 1]);
+    },
+    SLOW,
+  );
 
-  it('puts back a table another process flushed, or deleted, and logs it', async () => {
-    const want = await nft('list', 'table', 'ip', 'osm_healthcheck_node');
-    const restoredBefore = agent?.lines.filter((l) => l.includes('restored')).length ?? 0;
-    await nft('flush', 'table', 'ip', 'osm_healthcheck_node');
-    await agent?.waitFor(
-      (line) =>
-        line.includes('"level":"warn"') &&
-        line.includes('IPv4: restored') &&
-        line.includes('nftables table ip '),
-      10_000,
-    );
-    expect(await nft('list', 'table', 'ip', 'osm_healthcheck_node')).toBe(want);
-    await nft('delete', 'table', 'ip6', 'osm_healthcheck_node');
-    await expect
-      .poll(() => agent?.lines.filter((l) => l.includes('IPv6: restored')).length ?? 0)
-      .toBeGreaterThan(0);
-    expect(agent?.lines.filter((l) => l.includes('restored')).length).toBe(restoredBefore + 2);
-    expect(await fromNode(15904)).toEqual([SEAL_SOURCES.v4, SEAL_SOURCES.v6]);
-  });
+  it(
+    'puts back a table another process flushed, or deleted, and logs it',
+    async () => {
+      const want = await nft('list', 'table', 'ip', 'osm_healthcheck_node');
+      const restoredBefore = agent?.lines.filter((l) => l.includes('restored')).length ?? 0;
+      await nft('flush', 'table', 'ip', 'osm_healthcheck_node');
+      await agent?.waitFor(
+        (line) =>
+          line.includes('"level":"warn"') &&
+          line.includes('IPv4: restored') &&
+          line.includes('nftables table ip '),
+        30_000,
+      );
+      expect(await nft('list', 'table', 'ip', 'osm_healthcheck_node')).toBe(want);
+      await nft('delete', 'table', 'ip6', 'osm_healthcheck_node');
+      await agent?.waitFor((line) => line.includes('IPv6: restored'), 30_000);
+      expect(agent?.lines.filter((l) => l.includes('restored')).length).toBe(restoredBefore + 2);
+      expect(await fromNode(15904)).toEqual([SEAL_SOURCES.v4, SEAL_SOURCES.v6]);
+    },
+    SLOW,
+  );
 
-  it('stopping the agent leaves the tables; a re-run replaces, never duplicates', async () => {
-    const before = await ruleset();
-    agent?.child.kill('SIGTERM');
-    expect(await agent?.exited).toBe(0);
-    agent = undefined;
-    expect(await ruleset()).toBe(before);
-    for (let i = 0; i < 2; i++) {
-      const again = await node('--backend', 'nftables', '--pod-cidr', POD_CIDRS, '--once');
-      expect(again.exitCode, again.stderr).toBe(0);
-    }
-    expect(await ruleset()).toBe(before);
-    const ensure = await lab.run(lab.node, [
-      'sh',
-      `${ROOT}init/osm-healthcheck-node.sh`,
-      '--pod-cidr',
-      POD_CIDRS,
-      '--backend',
-      'nftables',
-      '--ensure',
-    ]);
-    expect(ensure.stdout).toBe(
-      'IPv4: in place (nftables table ip osm_healthcheck_node)\nIPv6: in place (nftables table ip6 osm_healthcheck_node)',
-    );
-  });
+  it(
+    'stopping the agent leaves the tables; a re-run replaces, never duplicates',
+    async () => {
+      const before = await ruleset();
+      agent?.child.kill('SIGTERM');
+      expect(await agent?.exited).toBe(0);
+      agent = undefined;
+      expect(await ruleset()).toBe(before);
+      for (let i = 0; i < 2; i++) {
+        const again = await node('--backend', 'nftables', '--pod-cidr', POD_CIDRS, '--once');
+        expect(again.exitCode, again.stderr).toBe(0);
+      }
+      expect(await ruleset()).toBe(before);
+      const ensure = await lab.run(lab.node, [
+        'sh',
+        `${ROOT}init/osm-healthcheck-node.sh`,
+        '--pod-cidr',
+        POD_CIDRS,
+        '--backend',
+        'nftables',
+        '--ensure',
+      ]);
+      expect(ensure.stdout).toBe(
+        'IPv4: in place (nftables table ip osm_healthcheck_node)\nIPv6: in place (nftables table ip6 osm_healthcheck_node)',
+      );
+    },
+    SLOW,
+  );
 
-  it('--cleanup without a backend removes exactly our tables, and leaves the foreign ones as they were', async () => {
-    const before = await tables();
-    const foreign = await nft('list', 'table', 'ip', 'foreign_nat');
-    const cleanup = await node('--cleanup');
-    expect(cleanup.exitCode, cleanup.stderr).toBe(0);
-    expect(cleanup.stdout).toContain('IPv4: removed nftables table ip osm_healthcheck_node');
-    expect(cleanup.stdout).toContain('IPv6: removed nftables table ip6 osm_healthcheck_node');
-    expect(await tables()).toEqual(before.filter((t) => !OURS.includes(t)));
-    expect(await nft('list', 'table', 'ip', 'foreign_nat')).toBe(foreign);
-    expect(await fromNode(15904)).toEqual([FOREIGN_SNAT, BRIDGE.v6]);
-    const again = await node('--cleanup', '--backend', 'nftables');
-    expect(again.stdout).toBe('IPv4: nothing to remove (nftables)\nIPv6: nothing to remove (nftables)');
-  });
+  it(
+    '--cleanup without a backend removes exactly our tables, and leaves the foreign ones as they were',
+    async () => {
+      const before = await tables();
+      const foreign = await nft('list', 'table', 'ip', 'foreign_nat');
+      const cleanup = await node('--cleanup');
+      expect(cleanup.exitCode, cleanup.stderr).toBe(0);
+      expect(cleanup.stdout).toContain('IPv4: removed nftables table ip osm_healthcheck_node');
+      expect(cleanup.stdout).toContain('IPv6: removed nftables table ip6 osm_healthcheck_node');
+      expect(await tables()).toEqual(before.filter((t) => !OURS.includes(t)));
+      expect(await nft('list', 'table', 'ip', 'foreign_nat')).toBe(foreign);
+      expect(await fromNode(15904)).toEqual([FOREIGN_SNAT, BRIDGE.v6]);
+      const again = await node('--cleanup', '--backend', 'nftables');
+      expect(again.stdout).toBe('IPv4: nothing to remove (nftables)\nIPv6: nothing to remove (nftables)');
+    },
+    SLOW,
+  );
 });
