@@ -6,7 +6,8 @@ export const ERROR_CODES = {
   OSM_HC_TABLE: 'the probe table is missing, unreadable or invalid',
   OSM_HC_MANIFEST: 'a manifest given to inject is invalid',
   OSM_HC_INIT: 'the init step could not apply or remove its iptables rules',
-  OSM_HC_NODE: 'the node agent could not apply, keep or remove its iptables rules, or listen for proofs',
+  OSM_HC_NODE:
+    "the node agent could not read its node's pod networks, apply, keep or remove its iptables rules, or listen for proofs",
   OSM_HC_LISTEN: 'a companion port could not be bound',
   OSM_HC_TLS: 'a TLS certificate or key could not be loaded',
   OSM_HC_KUBE: 'self-managed TLS: a Kubernetes API request failed or was refused, or its Secret is not ours',

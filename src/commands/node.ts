@@ -4,21 +4,29 @@
 // leaves the rules in place, so a restart or an upgrade never opens a window in which probes fail
 // (docs/install.md#the-node-agent).
 
+import { existsSync } from 'node:fs';
 import { HealthcheckError } from '../errors.js';
 import { NODE_SCRIPT, runInitScript } from '../init/script.js';
+import { inClusterClient } from '../kube/api/in-cluster.js';
 import { createLogger, type Logger } from '../log.js';
+import type { Cidr } from '../node/cidr.js';
+import { fetchPodCidrs } from '../node/node-pod-cidrs.js';
 import {
   BACKEND_ENV,
+  NODE_NAME_ENV,
+  type NodeBackend,
   type NodeOptions,
   nodeScriptArgs,
   POD_CIDR_ENV,
+  type PodCidrSource,
   parseNodeOptions,
 } from '../node/options.js';
 import { serveProofs } from '../node/prove-server.js';
+import { type SealEvents, sealEvents } from '../node/seal-events.js';
 import { AGENT_PORT, SEAL_SOURCES } from '../seal/sources.js';
 import type { Command } from './command.js';
 
-const usage = `Usage: osm-healthcheck node --pod-cidr LIST [flags]
+const usage = `Usage: osm-healthcheck node [flags]
 
 The node agent, one per node (hostNetwork, root with NET_ADMIN): the host's own TCP to a local pod's ports
 15901-15904 (kubelet's probes) leaves from ${SEAL_SOURCES.v4} (IPv4) or ${SEAL_SOURCES.v6} (IPv6),
@@ -28,7 +36,14 @@ past its mesh. It answers init's proof requests on port ${AGENT_PORT}, and puts 
 flushes them. Stopping it leaves the rules in place; only --cleanup removes them.
 
 Flags:
-  --pod-cidr LIST     this node's pod networks, e.g. 10.88.0.0/16,fd00:88::/64 (env ${POD_CIDR_ENV})
+  --pod-cidr LIST     this node's pod networks, e.g. 10.88.0.0/16,fd00:88::/64 (env ${POD_CIDR_ENV});
+                      default: the node's spec.podCIDRs, read from the API server
+  --node-name NAME    this node (env ${NODE_NAME_ENV}; deploy/node sets it): its pod networks and
+                      the pod events Sealed and NotSealed need it
+  --kube-api URL      the API server (OSM_HEALTHCHECK_KUBE_API; default the in-cluster address)
+  --kube-ca FILE      its CA (OSM_HEALTHCHECK_KUBE_CA; default the service account's)
+  --kube-token-file FILE
+                      bearer token (OSM_HEALTHCHECK_KUBE_TOKEN_FILE; default the service account's)
   --backend auto|nft|legacy|nftables
                       nft: iptables-nft, legacy: iptables-legacy, nftables: native nftables (nft);
                       auto (default): nftables where kube-proxy runs in nftables mode, else the iptables
@@ -41,20 +56,22 @@ Flags:
   --cleanup           remove the rules from every backend (after every sealed pod is gone or open again)
   --help, --version`;
 
-function script(options: NodeOptions, run: Parameters<typeof nodeScriptArgs>[1], log?: Logger) {
-  return runInitScript(nodeScriptArgs(options, run), {
+type Rules = { backend: NodeBackend; cidrs: readonly Cidr[] };
+
+function script(rules: Rules, run: Parameters<typeof nodeScriptArgs>[1], log?: Logger) {
+  return runInitScript(nodeScriptArgs(rules, run), {
     script: NODE_SCRIPT,
     onNote: (line) => (log === undefined ? process.stderr.write(`${line}\n`) : log.info(line)),
   });
 }
 
 /** Every --resync seconds, --ensure; a restore is a warning, a failure an error, and the next round tries again. */
-function keepRules(options: NodeOptions, log: Logger): () => void {
+function keepRules(options: NodeOptions, rules: Rules, log: Logger): () => void {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const round = async () => {
     try {
-      const out = await script(options, 'ensure', log);
+      const out = await script(rules, 'ensure', log);
       for (const line of out.split('\n').filter((l) => l.includes('restored'))) log.warn(line);
     } catch (err) {
       log.error({ err: (err as Error).message }, 'cannot check the node rules; trying again next round');
@@ -68,16 +85,45 @@ function keepRules(options: NodeOptions, log: Logger): () => void {
   };
 }
 
+/** The pod networks given, or the node's own. */
+async function podCidrs(source: PodCidrSource): Promise<readonly Cidr[]> {
+  if (source.from === 'flag') return source.cidrs;
+  return fetchPodCidrs(inClusterClient(source.node.api), source.node.name);
+}
+
+/** The pod events, or none, and the log says why once. */
+function events(options: NodeOptions, log: Logger): SealEvents | undefined {
+  if ('off' in options.events) {
+    log.info(`no pod events (Sealed, NotSealed): ${options.events.off}`);
+    return undefined;
+  }
+  const { name, api } = options.events.node;
+  if (!existsSync(api.tokenFile)) {
+    log.info(
+      `no pod events (Sealed, NotSealed): no token at ${api.tokenFile} (automountServiceAccountToken: false?)`,
+    );
+    return undefined;
+  }
+  return sealEvents(inClusterClient(api), name, log);
+}
+
 async function run(argv: readonly string[]): Promise<void> {
   const options = parseNodeOptions(argv);
+  const rules: Rules = { backend: options.backend, cidrs: await podCidrs(options.podCidrs) };
   if (options.mode !== 'run') {
     const run = options.mode === 'once' ? 'apply' : options.mode;
-    process.stdout.write(await script(options, run));
+    process.stdout.write(await script(rules, run));
     return;
   }
   const log = createLogger(process.env.OSM_HEALTHCHECK_LOG_LEVEL ?? 'info');
-  for (const line of (await script(options, 'apply', log)).split('\n')) if (line !== '') log.info(line);
-  const proofs = await serveProofs({ host: options.listen, port: options.port, log }).catch((err: Error) => {
+  for (const line of (await script(rules, 'apply', log)).split('\n')) if (line !== '') log.info(line);
+  const posted = events(options, log);
+  const proofs = await serveProofs({
+    host: options.listen,
+    port: options.port,
+    log,
+    onSeen: posted?.proved,
+  }).catch((err: Error) => {
     throw new HealthcheckError(
       'OSM_HC_NODE',
       `cannot listen for seal proofs on port ${options.port}: ${err.message}`,
@@ -86,11 +132,12 @@ async function run(argv: readonly string[]): Promise<void> {
       },
     );
   });
-  const stopKeeping = keepRules(options, log);
+  const stopKeeping = keepRules(options, rules, log);
   log.info(
     {
       port: proofs.port,
-      podCidrs: options.podCidrs.map((c) => c.text),
+      podCidrs: rules.cidrs.map((c) => c.text),
+      podCidrsFrom: options.podCidrs.from === 'node' ? `node ${options.podCidrs.node.name}` : 'flag',
       resyncSeconds: options.resyncSeconds,
     },
     'node agent ready',

@@ -1,11 +1,10 @@
 // `osm-healthcheck webhook`: flags -> the mutating admission webhook (src/webhook), until SIGTERM or SIGINT.
 
-import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
-import { describeValue } from '../errors.js';
-import { badFlagValue, usageError } from '../flags.js';
-import { inClusterClient, inClusterUrl, type KubeApi, SERVICE_ACCOUNT_DIR } from '../kube/api/in-cluster.js';
+import { badFlagValue } from '../flags.js';
+import { inClusterClient, type KubeApi, SERVICE_ACCOUNT_DIR } from '../kube/api/in-cluster.js';
 import { fetchVersion } from '../kube/api/version.js';
+import { kubeApiChoice } from '../kube-api-choice.js';
 import { createLogger, LOG_LEVELS, type Logger } from '../log.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import { PLACEMENT_MODES } from '../rewrite/placement.js';
@@ -22,7 +21,6 @@ import {
   companionSettings,
   type Given,
   TLS_DEFAULTS,
-  type WebhookArgs,
   webhookArgs,
 } from '../webhook/settings.js';
 import type { Command } from './command.js';
@@ -123,32 +121,6 @@ function admissionTimeout(given: Given | undefined): number {
   return seconds;
 }
 
-/** --kube-api, else the in-cluster address; an API server spoken to without TLS would be anyone's. */
-function kubeApi(args: WebhookArgs, env: NodeJS.ProcessEnv): KubeApi | undefined {
-  const given = args('kube-api');
-  const text = given?.text ?? inClusterUrl(env);
-  if (text === undefined) return undefined;
-  const from = given?.from ?? '--kube-api';
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    if (given === undefined) {
-      throw usageError(
-        `env KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT make ${describeValue(text)}, no URL`,
-        "the API server's host and port, as Kubernetes sets them in a pod",
-      );
-    }
-    throw badFlagValue(from, text, 'an https:// URL');
-  }
-  if (url.protocol !== 'https:') throw badFlagValue(from, text, 'an https:// URL');
-  return {
-    url: url.origin,
-    caFile: args('kube-ca')?.text ?? join(SERVICE_ACCOUNT_DIR, 'ca.crt'),
-    tokenFile: args('kube-token-file')?.text ?? join(SERVICE_ACCOUNT_DIR, 'token'),
-  };
-}
-
 function logLevelOf(given: Given | undefined): string {
   if (given === undefined) return 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(given.text))
@@ -184,7 +156,7 @@ export function readFlags(argv: readonly string[], env: NodeJS.ProcessEnv) {
   const metricsPort = portOf(args('metrics-port'), DEFAULT_METRICS_PORT);
   const timeoutSeconds = admissionTimeout(args('admission-timeout'));
   const companion = companionSettings(args);
-  const api = kubeApi(args, env);
+  const api = kubeApiChoice(args, env);
   return {
     args,
     tls,

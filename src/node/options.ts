@@ -3,6 +3,8 @@
 
 import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
 import { BACKENDS } from '../init/options.js';
+import type { KubeApi } from '../kube/api/in-cluster.js';
+import { KUBE_API_ENV, type KubeApiFlag, kubeApiChoice } from '../kube-api-choice.js';
 import { DEFAULT_INIT_PORTS, formatPortRanges } from '../ports.js';
 import { AGENT_PORT } from '../seal/sources.js';
 import { type Cidr, parseCidrs } from './cidr.js';
@@ -15,14 +17,27 @@ export const BACKEND_ENV = 'OSM_HEALTHCHECK_NODE_BACKEND';
  */
 export const NODE_BACKENDS = [...BACKENDS, 'nftables'] as const;
 export type NodeBackend = (typeof NODE_BACKENDS)[number];
+/** deploy/node sets it from the downward API (spec.nodeName). */
+export const NODE_NAME_ENV = 'OSM_HEALTHCHECK_NODE_NAME';
 /** How often the agent checks its rules are still there, as kube-proxy resyncs its own. */
 export const DEFAULT_RESYNC_SECONDS = 10;
 
 export type NodeMode = 'run' | 'once' | 'dry-run' | 'cleanup';
 
+/** The agent's own Node object on its API server: where its pod networks are read, and who posts its events. */
+export interface OwnNode {
+  name: string;
+  api: KubeApi;
+}
+
+/** The pod networks: given, or the node's spec.podCIDRs, read at start. */
+export type PodCidrSource = { from: 'flag'; cidrs: readonly Cidr[] } | { from: 'node'; node: OwnNode };
+
 export interface NodeOptions {
   mode: NodeMode;
-  podCidrs: readonly Cidr[];
+  podCidrs: PodCidrSource;
+  /** Where pod events go (a sealed or open pod's `Sealed`/`NotSealed`), or why none are posted. */
+  events: { node: OwnNode } | { off: string };
   backend: NodeBackend;
   resyncSeconds: number;
   /** Where the proof endpoint listens; undefined: every address of the node. */
@@ -36,13 +51,20 @@ function positiveInteger(text: string, flag: string, max: number): number {
   return Number(text);
 }
 
-export function parseNodeOptions(argv: readonly string[]): NodeOptions {
+/** A DNS subdomain, as a Node's name is. */
+const NODE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export function parseNodeOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): NodeOptions {
   const { values, positionals } = parseFlags('node', argv, {
     'pod-cidr': { type: 'string' },
     backend: { type: 'string' },
     resync: { type: 'string' },
     listen: { type: 'string' },
     port: { type: 'string' },
+    'node-name': { type: 'string' },
+    'kube-api': { type: 'string' },
+    'kube-ca': { type: 'string' },
+    'kube-token-file': { type: 'string' },
     once: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
     cleanup: { type: 'boolean' },
@@ -51,26 +73,35 @@ export function parseNodeOptions(argv: readonly string[]): NodeOptions {
   const modes = (['once', 'dry-run', 'cleanup'] as const).filter((mode) => values[mode] === true);
   if (modes.length > 1) throw usageError(`--${modes.join(' and --')} both given`, 'one of them');
   const mode: NodeMode = modes[0] ?? 'run';
-  const cidrText = flagOrEnv(values['pod-cidr'], POD_CIDR_ENV);
-  if (mode !== 'cleanup' && cidrText === undefined) {
-    throw usageError(
-      `--pod-cidr (or env ${POD_CIDR_ENV}) is required`,
-      "this node's pod networks, e.g. 10.88.0.0/16,fd00:88::/64 (kubectl get node NAME -o jsonpath='{.spec.podCIDRs}')",
-    );
-  }
-  const backend = flagOrEnv(values.backend, BACKEND_ENV) ?? 'auto';
+  const backend = values.backend ?? (env[BACKEND_ENV] || 'auto');
   if (!(NODE_BACKENDS as readonly string[]).includes(backend))
     throw badFlagValue(
       sourceName(values.backend, '--backend', BACKEND_ENV),
       backend,
       NODE_BACKENDS.join(', '),
     );
+  const node = ownNode(values, env);
+  const cidrText = flagOrEnv(values['pod-cidr'], POD_CIDR_ENV);
+  let podCidrs: PodCidrSource;
+  if (cidrText !== undefined) {
+    podCidrs = {
+      from: 'flag',
+      cidrs: parseCidrs(cidrText, sourceName(values['pod-cidr'], '--pod-cidr', POD_CIDR_ENV)),
+    };
+  } else if (mode === 'cleanup') {
+    podCidrs = { from: 'flag', cidrs: [] };
+  } else if ('node' in node) {
+    podCidrs = { from: 'node', node: node.node };
+  } else {
+    throw usageError(
+      `--pod-cidr (or env ${POD_CIDR_ENV}) is required: the node's own networks cannot be read, as ${node.off}`,
+      "this node's pod networks, e.g. 10.88.0.0/16,fd00:88::/64 (kubectl get node NAME -o jsonpath='{.spec.podCIDRs}')",
+    );
+  }
   return {
     mode,
-    podCidrs:
-      cidrText === undefined
-        ? []
-        : parseCidrs(cidrText, sourceName(values['pod-cidr'], '--pod-cidr', POD_CIDR_ENV)),
+    podCidrs,
+    events: node,
     backend: backend as NodeBackend,
     resyncSeconds:
       values.resync === undefined ? DEFAULT_RESYNC_SECONDS : positiveInteger(values.resync, '--resync', 3600),
@@ -79,15 +110,38 @@ export function parseNodeOptions(argv: readonly string[]): NodeOptions {
   };
 }
 
-/** The node script's flags for one run: `ensure` puts back only what is missing. */
+/** The agent's node and API server, or why it has none: no node name, or no API server outside a pod. */
+function ownNode(
+  values: Partial<Record<'node-name' | KubeApiFlag, string>>,
+  env: NodeJS.ProcessEnv,
+): { node: OwnNode } | { off: string } {
+  const given = (flag: KubeApiFlag) => {
+    const text = values[flag] ?? (env[KUBE_API_ENV[flag]] || undefined);
+    return text === undefined
+      ? undefined
+      : { text, from: sourceName(values[flag], `--${flag}`, KUBE_API_ENV[flag]) };
+  };
+  const api = kubeApiChoice(given, env);
+  const name = values['node-name'] ?? (env[NODE_NAME_ENV] || undefined);
+  if (name !== undefined && (name.length > 253 || !NODE_NAME.test(name))) {
+    throw badFlagValue(sourceName(values['node-name'], '--node-name', NODE_NAME_ENV), name, "a Node's name");
+  }
+  if (name === undefined) return { off: `no --node-name (env ${NODE_NAME_ENV}) is given` };
+  if (api === undefined) {
+    return { off: 'no API server is known (--kube-api, or KUBERNETES_SERVICE_HOST in a pod)' };
+  }
+  return { node: { name, api } };
+}
+
+/** The node script's flags for one run, with the pod networks resolved: `ensure` puts back only what is missing. */
 export function nodeScriptArgs(
-  options: NodeOptions,
+  options: { backend: NodeBackend; cidrs: readonly Cidr[] },
   run: 'apply' | 'ensure' | 'dry-run' | 'cleanup',
 ): string[] {
   return [
     '--ports',
     formatPortRanges(DEFAULT_INIT_PORTS),
-    ...(options.podCidrs.length === 0 ? [] : ['--pod-cidr', options.podCidrs.map((c) => c.text).join(',')]),
+    ...(options.cidrs.length === 0 ? [] : ['--pod-cidr', options.cidrs.map((c) => c.text).join(',')]),
     '--backend',
     options.backend,
     ...(run === 'apply' ? [] : [`--${run}`]),

@@ -53,6 +53,8 @@ export async function serveProofs(options: {
   host: string | undefined;
   port: number;
   log: Logger;
+  /** After each proof init answered: the caller's address and the address init saw (the seal events). */
+  onSeen?: (pod: string, seen: string) => void;
 }): Promise<ProveServer> {
   let inFlight = 0;
   const answer = (res: ServerResponse, status: number, line: string) => {
@@ -73,6 +75,7 @@ export async function serveProofs(options: {
         if ('seen' in report) {
           options.log.info({ pod: caller, seen: report.seen }, 'seal proof: init saw the connection');
           answer(res, 200, `seen ${report.seen}`);
+          options.onSeen?.(caller, report.seen);
         } else {
           options.log.warn({ pod: caller, reason: report.failed }, 'seal proof failed');
           answer(res, 502, report.failed);

@@ -5,6 +5,7 @@
 import { cpuLimitOf, imageOf, placementOf, sealOf } from '../companion-flags.js';
 import { UsageError } from '../errors.js';
 import { badFlagValue, noArguments, parseBoolean, parseFlags } from '../flags.js';
+import { type GivenText, KUBE_API_ENV } from '../kube-api-choice.js';
 import { DEFAULT_IMAGE } from '../rewrite/companion.js';
 import type { PlacementMode } from '../rewrite/placement.js';
 import { POD_SECURITY_LEVELS, type PodSecurityLevel, parseLevel } from '../rewrite/pod-security.js';
@@ -30,9 +31,9 @@ export const WEBHOOK_FLAGS = {
   'pod-security-default': { type: 'string', env: 'OSM_HEALTHCHECK_POD_SECURITY_DEFAULT' },
   'companion-cpu-limit': { type: 'string', env: 'OSM_HEALTHCHECK_COMPANION_CPU_LIMIT' },
   seal: { type: 'string', env: 'OSM_HEALTHCHECK_SEAL' },
-  'kube-api': { type: 'string', env: 'OSM_HEALTHCHECK_KUBE_API' },
-  'kube-ca': { type: 'string', env: 'OSM_HEALTHCHECK_KUBE_CA' },
-  'kube-token-file': { type: 'string', env: 'OSM_HEALTHCHECK_KUBE_TOKEN_FILE' },
+  'kube-api': { type: 'string', env: KUBE_API_ENV['kube-api'] },
+  'kube-ca': { type: 'string', env: KUBE_API_ENV['kube-ca'] },
+  'kube-token-file': { type: 'string', env: KUBE_API_ENV['kube-token-file'] },
   'log-level': { type: 'string', env: 'OSM_HEALTHCHECK_LOG_LEVEL' },
 } as const;
 
@@ -47,10 +48,7 @@ export const TLS_DEFAULTS = {
 } as const;
 
 /** A flag's text as given, and how a usage error names where it came from: `--port` or `env NAME`. */
-export interface Given {
-  text: string;
-  from: string;
-}
+export type Given = GivenText;
 
 /** The webhook's argv and environment, read: each flag's value, the flag over its variable. */
 export type WebhookArgs = (flag: WebhookFlag) => Given | undefined;

@@ -5,17 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { table } from '../../src/analyze/report.js';
 import { podSeal, SealTally, sealSection } from '../../src/analyze/seal.js';
-import { formatRecord } from '../../src/rewrite/record.js';
+import { recordValue } from '../helpers/records.js';
 
 const record = (seal: boolean, bypass = 'init-container') =>
-  formatRecord({
-    version: '0.1.0',
-    image: 'osm-healthcheck:0.1.0',
-    placement: 'native-sidecar',
-    bypass: bypass as 'init-container',
-    probes: 'sha256:0123456789abcdef',
-    ...(seal ? { seal: 'node' as const } : {}),
-  });
+  recordValue(seal, { placement: 'native-sidecar', bypass: bypass as 'init-container' });
 
 function pod(name: string, node: string, opts: { seal?: boolean; message?: string; bypass?: string } = {}) {
   return {

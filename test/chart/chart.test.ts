@@ -60,7 +60,7 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
       const where = `${o.kind}/${o.metadata.name}`;
       if (CLUSTER_SCOPED.includes(o.kind)) expect(o.metadata.namespace, where).toBeUndefined();
       // The node agent runs beside kube-proxy: the release namespace is restricted (deploy/node/daemonset.yaml).
-      else if (where === 'DaemonSet/osm-healthcheck-node')
+      else if (where === 'DaemonSet/osm-healthcheck-node' || where === 'ServiceAccount/osm-healthcheck-node')
         expect(o.metadata.namespace, where).toBe('kube-system');
       else expect(o.metadata.namespace, where).toBe(NAMESPACE);
     }
@@ -191,11 +191,13 @@ describe.skipIf(skipWithoutHelm('chart render tests'))('charts/osm-healthcheck r
   it('every value: cert-manager with your issuer: one Certificate, no Issuer of the chart, only its configuration by name and the list and watch rules', () => {
     expect(find(every, 'Certificate').spec.issuerRef).toEqual(everyValue.tls.certManager.issuerRef);
     expect(every.filter((o) => o.kind === 'Issuer')).toEqual([]);
-    expect(every.filter((o) => /Role/.test(o.kind)).map((o) => o.kind)).toEqual([
+    // The node agent's own (node.enabled, deploy/node/rbac.yaml) aside.
+    const webhooks = every.filter((o) => o.metadata.name !== 'osm-healthcheck-node');
+    expect(webhooks.filter((o) => /Role/.test(o.kind)).map((o) => o.kind)).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
     ]);
-    expect(find(every, 'ClusterRole').rules).toEqual([
+    expect(find(webhooks, 'ClusterRole').rules).toEqual([
       {
         apiGroups: ['admissionregistration.k8s.io'],
         resources: ['mutatingwebhookconfigurations'],

@@ -134,6 +134,12 @@ const FLAG_VALUES: Record<string, Record<string, Bad | NoBad>> = {
     '--resync': { args: ['--pod-cidr', '10.88.0.0/16', '--resync', '0'] },
     '--listen': { none: 'an address it cannot bind is OSM_HC_NODE' },
     '--port': { args: ['--pod-cidr', '10.88.0.0/16', '--port', '99999'] },
+    '--node-name': { args: ['--pod-cidr', '10.88.0.0/16', '--node-name', 'Node_1'] },
+    '--kube-api': { args: ['--pod-cidr', '10.88.0.0/16', '--kube-api', 'http://10.96.0.1'] },
+    '--kube-ca': { none: "a file: read when the API server is asked, its failures are OSM_HC_NODE's" },
+    '--kube-token-file': {
+      none: "a file: read when the API server is asked, its failures are OSM_HC_NODE's",
+    },
   },
   webhook: {
     '--tls-cert': { args: ['--tls-cert', 'c.pem'] },

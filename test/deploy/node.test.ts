@@ -1,9 +1,10 @@
 // deploy/node, as kustomize renders it over deploy/webhook: the node agent with exactly the powers docs/node.md
-// names (hostNetwork, root with NET_ADMIN and NET_RAW, nothing privileged, no API access, the host's xtables lock),
-// args its parser accepts once the pod networks are set, and the webhook told to seal.
+// names (hostNetwork, root with NET_ADMIN and NET_RAW, nothing privileged, the host's xtables lock; get nodes, list
+// pods and create events), args its parser accepts as they are (the networks read from its node, which the
+// downward API names), and the webhook told to seal.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND_ENV, POD_CIDR_ENV, parseNodeOptions } from '../../src/node/options.js';
+import { BACKEND_ENV, NODE_NAME_ENV, POD_CIDR_ENV, parseNodeOptions } from '../../src/node/options.js';
 import { AGENT_PORT } from '../../src/seal/sources.js';
 import { ROOT } from '../helpers/cli.js';
 import {
@@ -13,6 +14,7 @@ import {
   skipWithoutKubectl,
   tempOverlay,
 } from '../helpers/kustomize.js';
+import { grants } from '../helpers/rbac-grants.js';
 
 describe.skipIf(skipWithoutKubectl('test/deploy/node.test.ts'))('deploy/node over deploy/webhook', () => {
   let overlay: Overlay;
@@ -29,7 +31,8 @@ describe.skipIf(skipWithoutKubectl('test/deploy/node.test.ts'))('deploy/node ove
     const { metadata, spec } = agent();
     expect(metadata).toMatchObject({ name: 'osm-healthcheck-node', namespace: 'kube-system' });
     const pod = spec.template.spec;
-    expect(pod).toMatchObject({ hostNetwork: true, automountServiceAccountToken: false });
+    expect(pod).toMatchObject({ hostNetwork: true, serviceAccountName: 'osm-healthcheck-node' });
+    expect(pod.automountServiceAccountToken).toBeUndefined();
     expect(pod.tolerations).toEqual([{ operator: 'Exists' }]);
     expect(pod.hostPID).toBeUndefined();
     expect(pod.hostIPC).toBeUndefined();
@@ -49,26 +52,45 @@ describe.skipIf(skipWithoutKubectl('test/deploy/node.test.ts'))('deploy/node ove
     ]);
   });
 
-  it("its args and env are the parser's once the pod networks are set, none set for you, the backend auto", () => {
+  it("its args are the parser's as they are: the pod networks from its own node, which the downward API names", () => {
     const [container] = agent().spec.template.spec.containers;
     expect(container.env).toEqual([
       { name: POD_CIDR_ENV, value: '' },
+      { name: NODE_NAME_ENV, valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
       { name: BACKEND_ENV, value: 'auto' },
     ]);
-    for (const { name, value } of container.env) process.env[name] = value;
-    process.env[POD_CIDR_ENV] = '10.88.0.0/16';
-    try {
-      expect(parseNodeOptions(container.args.slice(1))).toMatchObject({
-        mode: 'run',
-        port: AGENT_PORT,
-        backend: 'auto',
-      });
-      process.env[BACKEND_ENV] = 'nftables';
-      expect(parseNodeOptions(container.args.slice(1)).backend).toBe('nftables');
-    } finally {
-      delete process.env[POD_CIDR_ENV];
-      delete process.env[BACKEND_ENV];
-    }
+    // As in the pod: the downward API's node name, the API server Kubernetes names in every pod's environment.
+    const env = {
+      [NODE_NAME_ENV]: 'node-a',
+      KUBERNETES_SERVICE_HOST: '10.96.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+      [BACKEND_ENV]: 'auto',
+    };
+    expect(parseNodeOptions(container.args.slice(1), env)).toMatchObject({
+      mode: 'run',
+      port: AGENT_PORT,
+      podCidrs: { from: 'node', node: { name: 'node-a' } },
+      events: { node: { name: 'node-a' } },
+      backend: 'auto',
+    });
+    expect(parseNodeOptions(container.args.slice(1), { ...env, [BACKEND_ENV]: 'nftables' }).backend).toBe(
+      'nftables',
+    );
+  });
+
+  it('grants the agent what it reads and writes and nothing else: get nodes, list pods, create events', () => {
+    const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'osm-healthcheck-node');
+    expect(grants(role as Manifest)).toEqual(['/events[*] create', '/nodes[*] get', '/pods[*] list']);
+    const binding = objects.find(
+      (o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'osm-healthcheck-node',
+    );
+    expect(binding?.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'osm-healthcheck-node', namespace: 'kube-system' },
+    ]);
+    expect(
+      objects.find((o) => o.kind === 'ServiceAccount' && o.metadata.name === 'osm-healthcheck-node')?.metadata
+        .namespace,
+    ).toBe('kube-system');
   });
 
   it('tells the webhook to seal', () => {

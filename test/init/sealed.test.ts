@@ -132,7 +132,20 @@ describe.skipIf(!NFT_WORKS)('the sealed mode in network namespaces', () => {
 
   describe('with the node agent', () => {
     it('init proves the seal: the agent connects from the seal source, and init seals both families', async () => {
-      await startAgent();
+      // A node and an API server, but no token: the agent seals all the same, and says there are no pod events.
+      const token = join(dir, 'no-such-token');
+      await startAgent([
+        '--node-name',
+        'node-lab',
+        '--kube-api',
+        'https://127.0.0.1:1',
+        '--kube-token-file',
+        token,
+      ]);
+      await agent?.waitFor(
+        (line) => line.includes(`no pod events (Sealed, NotSealed): no token at ${token}`),
+        5_000,
+      );
       const result = await init();
       expect(result.exitCode, result.stderr).toBe(0);
       expect(result.stdout).toContain(

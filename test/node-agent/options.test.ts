@@ -4,7 +4,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { parseCidrs } from '../../src/node/cidr.js';
-import { BACKEND_ENV, nodeScriptArgs, POD_CIDR_ENV, parseNodeOptions } from '../../src/node/options.js';
+import {
+  BACKEND_ENV,
+  NODE_NAME_ENV,
+  nodeScriptArgs,
+  POD_CIDR_ENV,
+  parseNodeOptions,
+} from '../../src/node/options.js';
 
 describe('parseCidrs', () => {
   it.each([
@@ -37,12 +43,51 @@ describe('parseCidrs', () => {
 describe('parseNodeOptions', () => {
   afterEach(() => {
     delete process.env[POD_CIDR_ENV];
-    delete process.env[BACKEND_ENV];
   });
 
-  it('needs the pod networks, except to clean up', () => {
-    expect(() => parseNodeOptions([])).toThrow(`--pod-cidr (or env ${POD_CIDR_ENV}) is required`);
-    expect(parseNodeOptions(['--cleanup']).mode).toBe('cleanup');
+  it('needs the pod networks, or the node and an API server to read them from, except to clean up', () => {
+    expect(() => parseNodeOptions([], {})).toThrow(
+      `--pod-cidr (or env ${POD_CIDR_ENV}) is required: the node's own networks cannot be read, as no --node-name (env ${NODE_NAME_ENV}) is given`,
+    );
+    expect(() => parseNodeOptions(['--node-name', 'k8s-node'], {})).toThrow(
+      'as no API server is known (--kube-api, or KUBERNETES_SERVICE_HOST in a pod)',
+    );
+    expect(parseNodeOptions(['--cleanup'], {}).mode).toBe('cleanup');
+  });
+
+  it("reads the node's own networks in a pod, where Kubernetes names the API server, and posts events there", () => {
+    const env = {
+      KUBERNETES_SERVICE_HOST: '10.96.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+      [NODE_NAME_ENV]: 'node-a',
+    };
+    const node = {
+      name: 'node-a',
+      api: {
+        url: 'https://10.96.0.1',
+        caFile: '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt',
+        tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+      },
+    };
+    const options = parseNodeOptions([], env);
+    expect(options.podCidrs).toEqual({ from: 'node', node });
+    expect(options.events).toEqual({ node });
+    // Given networks win; the events still go to the node's pods.
+    expect(parseNodeOptions(['--pod-cidr', '10.88.0.0/16'], env)).toMatchObject({
+      podCidrs: { from: 'flag', cidrs: [{ family: 4, text: '10.88.0.0/16' }] },
+      events: { node },
+    });
+    expect(parseNodeOptions(['--pod-cidr', '10.88.0.0/16'], {}).events).toEqual({
+      off: `no --node-name (env ${NODE_NAME_ENV}) is given`,
+    });
+  });
+
+  it.each([
+    { argv: ['--node-name', 'Node_A'], problem: '--node-name "Node_A"' },
+    { argv: ['--node-name', 'a', '--kube-api', 'http://127.0.0.1:6443'], problem: '--kube-api' },
+    { argv: ['--node-name', 'a', '--kube-api', 'not a url'], problem: '--kube-api' },
+  ])('refuses $argv', ({ argv, problem }) => {
+    expect(() => parseNodeOptions(argv, {})).toThrow(problem);
   });
 
   it('reads them from the environment, naming it in an error', () => {
@@ -56,30 +101,37 @@ describe('parseNodeOptions', () => {
     { argv: ['--backend', 'nft-native'], problem: '--backend "nft-native" is not accepted' },
     { argv: ['--port', '70000'], problem: '--port' },
   ])('refuses $argv', ({ argv, problem }) => {
-    expect(() => parseNodeOptions(['--pod-cidr', '10.88.0.0/16', ...argv])).toThrow(problem);
+    expect(() => parseNodeOptions(['--pod-cidr', '10.88.0.0/16', ...argv], {})).toThrow(problem);
   });
 
   it.each(['auto', 'nft', 'legacy', 'nftables'])('takes --backend %s, and passes it on', (backend) => {
-    const options = parseNodeOptions(['--pod-cidr', '10.88.0.0/16', '--backend', backend]);
-    expect(nodeScriptArgs(options, 'apply').slice(-2)).toEqual(['--backend', backend]);
+    const options = parseNodeOptions(['--pod-cidr', '10.88.0.0/16', '--backend', backend], {});
+    expect(nodeScriptArgs({ backend: options.backend, cidrs: [] }, 'apply').slice(-2)).toEqual([
+      '--backend',
+      backend,
+    ]);
   });
 
   it('reads the backend from the environment under the flag, naming it in an error', () => {
-    process.env[BACKEND_ENV] = 'nftables';
-    expect(parseNodeOptions(['--pod-cidr', '10.88.0.0/16']).backend).toBe('nftables');
-    expect(parseNodeOptions(['--pod-cidr', '10.88.0.0/16', '--backend', 'legacy']).backend).toBe('legacy');
-    process.env[BACKEND_ENV] = '';
-    expect(parseNodeOptions(['--pod-cidr', '10.88.0.0/16']).backend).toBe('auto');
-    process.env[BACKEND_ENV] = 'iptables';
-    expect(() => parseNodeOptions(['--pod-cidr', '10.88.0.0/16'])).toThrow(
+    const cidrs = ['--pod-cidr', '10.88.0.0/16'];
+    expect(parseNodeOptions(cidrs, { [BACKEND_ENV]: 'nftables' }).backend).toBe('nftables');
+    expect(parseNodeOptions([...cidrs, '--backend', 'legacy'], { [BACKEND_ENV]: 'nftables' }).backend).toBe(
+      'legacy',
+    );
+    expect(parseNodeOptions(cidrs, { [BACKEND_ENV]: '' }).backend).toBe('auto');
+    expect(() => parseNodeOptions(cidrs, { [BACKEND_ENV]: 'iptables' })).toThrow(
       `env ${BACKEND_ENV} "iptables" is not accepted`,
     );
   });
 
   it("spells the script's argv out per run", () => {
-    const options = parseNodeOptions(['--pod-cidr', '10.88.0.0/16,FD00:88::/64', '--backend', 'legacy']);
+    const options = parseNodeOptions(['--pod-cidr', '10.88.0.0/16,FD00:88::/64', '--backend', 'legacy'], {});
     expect(options).toMatchObject({ mode: 'run', resyncSeconds: 10, port: 15910, listen: undefined });
-    expect(nodeScriptArgs(options, 'ensure')).toEqual([
+    const rules = {
+      backend: options.backend,
+      cidrs: 'cidrs' in options.podCidrs ? options.podCidrs.cidrs : [],
+    };
+    expect(nodeScriptArgs(rules, 'ensure')).toEqual([
       '--ports',
       '15901-15904',
       '--pod-cidr',
@@ -88,6 +140,6 @@ describe('parseNodeOptions', () => {
       'legacy',
       '--ensure',
     ]);
-    expect(nodeScriptArgs(options, 'apply')).not.toContain('--ensure');
+    expect(nodeScriptArgs(rules, 'apply')).not.toContain('--ensure');
   });
 });

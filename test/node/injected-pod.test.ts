@@ -7,8 +7,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { runCli } from '../helpers/cli.js';
-import { type NodeCluster, TEST_IMAGE, useNodeCluster } from '../helpers/node-cluster.js';
+import { useNodeCluster } from '../helpers/node-cluster.js';
 import type { KubeObject } from '../helpers/node-script-pod.js';
+import {
+  appConfigMap,
+  appDeployment,
+  companionMetrics,
+  readyPod,
+  restarts,
+} from '../helpers/node-workload.js';
 import { until } from '../helpers/until.js';
 
 const node = useNodeCluster('test/node/injected-pod.test.ts (a real one-node cluster)');
@@ -33,97 +40,18 @@ const PEER = `for (const url of process.argv.slice(2)) {
 }
 `;
 
-function deployment(name: string): KubeObject {
-  const probe = (path: string) => ({ httpGet: { path, port: 8080 }, periodSeconds: 1 });
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace: NS },
-    spec: {
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: 'app',
-              image: TEST_IMAGE,
-              imagePullPolicy: 'Never',
-              command: ['/usr/local/bin/node', '/app-script/app.mjs'],
-              ports: [{ containerPort: 8080 }],
-              livenessProbe: probe('/live'),
-              readinessProbe: probe('/ready'),
-              volumeMounts: [{ name: 'app', mountPath: '/app-script' }],
-            },
-          ],
-          volumes: [{ name: 'app', configMap: { name: 'app' } }],
-        },
-      },
-    },
-  };
-}
-
-/** `name{labels}` -> value, for every sample of a text exposition. */
-function samples(text: string): Map<string, number> {
-  const found = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const cut = line.lastIndexOf(' ');
-    found.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return found;
-}
-
-/** The companion's own /metrics, read inside its container. */
-async function companionMetrics(k: NodeCluster, pod: string): Promise<Map<string, number>> {
-  const scrape =
-    "fetch('http://127.0.0.1:15904/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))";
-  return samples(await k.kubectl(['exec', '-n', NS, pod, '-c', COMPANION, '--', 'node', '-e', scrape]));
-}
+const periodic = (path: string) => ({ httpGet: { path, port: 8080 }, periodSeconds: 1 });
+const deployment = (name: string): KubeObject =>
+  appDeployment(name, NS, { liveness: periodic('/live'), readiness: periodic('/ready') });
 
 const succeeded = (kind: string) =>
   `osm_healthcheck_probes_total{kind="${kind}",container="app",handler="httpGet",verdict="success"}`;
-
-/** The Deployment's one pod, once Ready. */
-async function readyPod(k: NodeCluster, app: string): Promise<KubeObject> {
-  let pod: KubeObject | undefined;
-  const ready = (p: KubeObject | undefined) =>
-    p?.status?.conditions?.some((c: KubeObject) => c.type === 'Ready' && c.status === 'True') === true;
-  await until(
-    `a Ready pod of ${app}`,
-    async () => {
-      const pods = JSON.parse(await k.kubectl(['get', 'pods', '-n', NS, '-l', `app=${app}`, '-o', 'json']));
-      pod = pods.items[0];
-      return ready(pod);
-    },
-    () => '',
-    READY_MS,
-  ).catch(async (e: Error) => {
-    throw new Error(`${e.message}\n${await k.describe(NS)}`);
-  });
-  return pod as KubeObject;
-}
-
-const restarts = (pod: KubeObject): Record<string, number> =>
-  Object.fromEntries(
-    [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].map(
-      (s: KubeObject) => [s.name, s.restartCount],
-    ),
-  );
 
 describe.skipIf(node.skip)('an injected Deployment on a real node (Kubernetes 1.36)', () => {
   beforeAll(async () => {
     const k = node.cluster();
     await k.createNamespace(NS);
-    await k.apply([
-      {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'app', namespace: NS },
-        data: { 'app.mjs': APP },
-      },
-    ]);
+    await k.apply([appConfigMap(NS, APP)]);
   });
 
   it.each([
@@ -143,7 +71,7 @@ describe.skipIf(node.skip)('an injected Deployment on a real node (Kubernetes 1.
       expect(injected.code).toBe(0);
       await k.apply(injected.stdout);
 
-      const pod = await readyPod(k, app);
+      const pod = await readyPod(k, NS, app, READY_MS);
       const name: string = pod.metadata.name;
       const appContainer = pod.spec.containers.find((c: KubeObject) => c.name === 'app');
       // kubelet asks the companion: the probes it runs are the rewritten ones.
@@ -168,7 +96,7 @@ describe.skipIf(node.skip)('an injected Deployment on a real node (Kubernetes 1.
       await until(
         'three successful liveness and readiness probes through the companion',
         async () => {
-          first = await companionMetrics(k, name);
+          first = await companionMetrics(k, NS, name, COMPANION);
           return (
             (first.get(succeeded('liveness')) ?? 0) >= 3 && (first.get(succeeded('readiness')) ?? 0) >= 3
           );
@@ -180,7 +108,7 @@ describe.skipIf(node.skip)('an injected Deployment on a real node (Kubernetes 1.
       await until(
         'more probes through the companion',
         async () => {
-          later = await companionMetrics(k, name);
+          later = await companionMetrics(k, NS, name, COMPANION);
           return (
             (later.get(succeeded('liveness')) ?? 0) >= (first.get(succeeded('liveness')) ?? 0) + 2 &&
             (later.get(succeeded('readiness')) ?? 0) >= (first.get(succeeded('readiness')) ?? 0) + 2
@@ -218,7 +146,7 @@ describe.skipIf(node.skip)('an injected Deployment on a real node (Kubernetes 1.
 
   it('a pod of another namespace reaches the companion on 15904 and 15901 (runNodeScript)', async () => {
     const k = node.cluster();
-    const target = await readyPod(k, 'web-sidecar');
+    const target = await readyPod(k, NS, 'web-sidecar', READY_MS);
     await k.createNamespace(OTHER_NS);
     const peer = await k.runNodeScript({
       name: 'peer',

@@ -15,8 +15,17 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { NODE_NAME, type NodeCluster, TEST_IMAGE, useNodeCluster } from '../helpers/node-cluster.js';
+import { NODE_NAME, type NodeCluster, useNodeCluster } from '../helpers/node-cluster.js';
 import type { KubeObject } from '../helpers/node-script-pod.js';
+import {
+  appConfigMap,
+  appDeployment,
+  companionMetrics,
+  readyCondition,
+  readyPod,
+  restarts,
+  samples,
+} from '../helpers/node-workload.js';
 import { until } from '../helpers/until.js';
 
 const node = useNodeCluster('test/node/under-load.test.ts (a real one-node cluster)');
@@ -107,52 +116,12 @@ function deployment(): KubeObject {
     timeoutSeconds: 1,
     failureThreshold: 3,
   };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: APP, namespace: NS },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: APP } },
-      template: {
-        metadata: { labels: { app: APP } },
-        spec: {
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: 'app',
-              image: TEST_IMAGE,
-              imagePullPolicy: 'Never',
-              command: ['/usr/local/bin/node', '/app-script/app.mjs'],
-              ports: [{ containerPort: 8080 }],
-              livenessProbe: probe,
-              readinessProbe: probe,
-              volumeMounts: [{ name: 'app', mountPath: '/app-script' }],
-            },
-          ],
-          volumes: [{ name: 'app', configMap: { name: 'app' } }],
-        },
-      },
-    },
-  };
-}
-
-/** `name{labels}` -> value, for every sample of a text exposition. */
-function samples(text: string): Map<string, number> {
-  const found = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const cut = line.lastIndexOf(' ');
-    found.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return found;
+  return appDeployment(APP, NS, { liveness: probe, readiness: probe });
 }
 
 /** The companion's own /metrics (its series only), read inside its container. */
-async function companionMetrics(k: NodeCluster, pod: string): Promise<Map<string, number>> {
-  const scrape =
-    "fetch('http://127.0.0.1:15904/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))";
-  const all = samples(await k.kubectl(['exec', '-n', NS, pod, '-c', COMPANION, '--', 'node', '-e', scrape]));
+async function ownMetrics(k: NodeCluster, pod: string): Promise<Map<string, number>> {
+  const all = await companionMetrics(k, NS, pod, COMPANION);
   return new Map([...all].filter(([s]) => s.startsWith('osm_healthcheck_')));
 }
 
@@ -186,35 +155,6 @@ const minus = (a: ProbeCounts, b: ProbeCounts): ProbeCounts => {
   });
   return { Liveness: d('Liveness'), Readiness: d('Readiness') };
 };
-
-const readyCondition = (pod: KubeObject): KubeObject | undefined =>
-  pod.status?.conditions?.find((c: KubeObject) => c.type === 'Ready');
-
-/** Every container's restarts, the init containers' (the native sidecar is one) with the others'. */
-const restarts = (pod: KubeObject): Record<string, number> =>
-  Object.fromEntries(
-    [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].map(
-      (s: KubeObject) => [s.name, s.restartCount],
-    ),
-  );
-
-/** The Deployment's one pod, once Ready. */
-async function readyPod(k: NodeCluster): Promise<KubeObject> {
-  let pod: KubeObject | undefined;
-  await until(
-    `a Ready pod of ${APP}`,
-    async () => {
-      const pods = JSON.parse(await k.kubectl(['get', 'pods', '-n', NS, '-l', `app=${APP}`, '-o', 'json']));
-      pod = pods.items[0];
-      return pod !== undefined && readyCondition(pod)?.status === 'True';
-    },
-    () => '',
-    READY_MS,
-  ).catch(async (e: Error) => {
-    throw new Error(`${e.message}\n${await k.describe(NS)}`);
-  });
-  return pod as KubeObject;
-}
 
 interface Poll {
   atMs: number;
@@ -269,14 +209,7 @@ describe.skipIf(node.skip)(
       const k = node.cluster();
       await k.createNamespace(NS);
       await k.createNamespace(ATTACKER_NS);
-      await k.apply([
-        {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: 'app', namespace: NS },
-          data: { 'app.mjs': APP_SCRIPT },
-        },
-      ]);
+      await k.apply([appConfigMap(NS, APP_SCRIPT)]);
     });
 
     it(
@@ -288,7 +221,7 @@ describe.skipIf(node.skip)(
         });
         expect(injected.code, injected.stderr).toBe(0);
         await k.apply(injected.stdout);
-        const pod = await readyPod(k);
+        const pod = await readyPod(k, NS, APP, READY_MS);
         const name: string = pod.metadata.name;
         const ip: string = pod.status.podIP;
         const app = pod.spec.containers.find((c: KubeObject) => c.name === 'app');
@@ -316,7 +249,7 @@ describe.skipIf(node.skip)(
         );
         const readyBefore = readyCondition(await k.get('pod', name, NS));
         const kubeletBefore = await kubeletProbes(k, name);
-        const companionBefore = await companionMetrics(k, name);
+        const companionBefore = await ownMetrics(k, name);
 
         const poll = pollPod(k, name);
         const runs: ShapeRun[] = [];
@@ -347,7 +280,7 @@ describe.skipIf(node.skip)(
               .find((l) => l.startsWith('{'));
             const [kubeletAfter, companionAfter] = await Promise.all([
               kubeletProbes(k, name),
-              companionMetrics(k, name),
+              ownMetrics(k, name),
             ]);
             const grew = Object.fromEntries(
               [...companionAfter]
@@ -383,7 +316,7 @@ describe.skipIf(node.skip)(
 
         const after = await k.get('pod', name, NS);
         const kubeletDuring = minus(await kubeletProbes(k, name), kubeletBefore);
-        const companionAfter = await companionMetrics(k, name);
+        const companionAfter = await ownMetrics(k, name);
         const events: KubeObject[] = JSON.parse(
           await k.kubectl(['get', 'events', '-n', NS, '-o', 'json']),
         ).items.filter((e: KubeObject) => e.involvedObject?.name === name);

@@ -8,14 +8,9 @@ import {
   recordAnnotations,
   tableDigest,
 } from '../../src/rewrite/record.js';
+import { A_RECORD } from '../helpers/records.js';
 
-const RECORD = {
-  version: '0.1.0',
-  image: 'osm-healthcheck:0.1.0',
-  placement: 'first',
-  bypass: 'init-container',
-  probes: 'sha256:0123456789abcdef',
-} as const;
+const RECORD = A_RECORD;
 
 describe('formatRecord', () => {
   it('writes its keys in one order, whatever order they came in', () => {
