@@ -2,7 +2,8 @@
 # scripts/image-build.sh runs these same steps without a Docker engine; test/image/ keeps the two in step.
 # Every node pulls it before its first meshed pod starts, so the final stage holds only what runs
 # (BENCHMARKS.md "Image size and start-up"): on an empty base, the files of the Debian packages that run
-# (iptables, tini, a shell, coreutils, glibc and libstdc++), Node's binary, the bundled dist/ and serve's supervisor.
+# (iptables, nftables, tini, a shell, coreutils, glibc and libstdc++), Node's binary, the bundled dist/ and serve's
+# supervisor.
 
 # Both bases are arguments with public defaults, so a builder without Docker Hub can pass local ones.
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -35,17 +36,18 @@ RUN apt-get update \
  && strip --strip-all /usr/local/bin/node
 
 # What runs besides Node, as files of Debian packages: iptables brings both backends (iptables-nft*,
-# iptables-legacy*) and ip6tables for `init`; tini reaps and forwards SIGTERM so `serve` drains; dash is /bin/sh,
+# iptables-legacy*) and ip6tables for `init` and the node agent; nftables brings nft, the node agent's native
+# nftables backend (`node --backend nftables`, what auto picks where kube-proxy runs in nftables mode); tini reaps and forwards SIGTERM so `serve` drains; dash is /bin/sh,
 # which runs serve's supervisor (image/supervise.sh), and coreutils has `sleep` (the webhook's preStop hook runs
 # `sleep 10`) and `date` (the supervisor's log lines); libc6, libstdc++6 and libgcc-s1 are what
-# Node's binary links against; netbase has /etc/protocols, which iptables reads. ca-certificates for its bundle
+# Node's binary links against; netbase has /etc/protocols, which iptables and nft read. ca-certificates for its bundle
 # only. scripts/runtime-root.sh lays out exactly those packages' files and their dependencies' in /rootfs, with
 # a dpkg status listing them; no dpkg, apt, debconf or perl, which only installing packages needs.
 FROM ${DEBIAN_IMAGE} AS runtime
 RUN apt-get update \
- && apt-get install -y --no-install-recommends iptables tini ca-certificates
+ && apt-get install -y --no-install-recommends iptables nftables tini ca-certificates
 COPY scripts/runtime-root.sh /usr/local/bin/runtime-root.sh
-RUN runtime-root.sh /rootfs iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase
+RUN runtime-root.sh /rootfs iptables nftables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase
 
 # The image's SBOM (CycloneDX 1.6, scripts/sbom.mjs), read off exactly what the final stage takes from the stages
 # above: the runtime root's dpkg status, copyright files and os-release, Node's binary (this base's version) and

@@ -37,12 +37,14 @@ tool_prefix() {
 
 v6_prefix() { echo "ip6${1#ip}"; }
 
-# rules_in PREFIX: how many rules the IPv4 and IPv6 tables of that backend hold.
+# rules_in PREFIX [COUNTER]: how many rules the IPv4 and IPv6 tables of that backend hold (COUNTER, a filter
+# of iptables-save's output printing a number: count_rules by default).
 rules_in() {
-  v4=$("$1-save" 2>/dev/null | count_rules) || v4=0
+  counter=${2:-count_rules}
+  v4=$("$1-save" 2>/dev/null | "$counter") || v4=0
   v6=0
   if command -v "$(v6_prefix "$1")-save" >/dev/null 2>&1; then
-    v6=$("$(v6_prefix "$1")-save" 2>/dev/null | count_rules) || v6=0
+    v6=$("$(v6_prefix "$1")-save" 2>/dev/null | "$counter") || v6=0
   fi
   echo $((v4 + v6))
 }

@@ -1,7 +1,8 @@
 # shellcheck shell=sh
 # Pure helpers of osm-healthcheck-node.sh: reading our part of a saved ruleset and rendering the
-# iptables-restore input of the node's SNAT. Output on stdout only, no iptables calls, so test/init calls each
-# one directly. Shares rules.sh's port specs, deletes and seal sources.
+# iptables-restore input of the node's SNAT, and which backend auto picks. Output on stdout only, no iptables
+# calls, so test/init calls each one directly. Shares rules.sh's port specs, deletes and seal sources; the native
+# nftables backend's are in nft-rules.sh.
 
 # nat POSTROUTING of the node: the host's own TCP to a local pod's companion ports leaves from the seal source.
 OSM_HC_NODE_CHAIN=OSM_HEALTHCHECK_NODE
@@ -101,3 +102,34 @@ render_node_cleanup() (
   fi
   echo 'COMMIT'
 )
+
+# kube_proxy_rules < SAVE_OUTPUT: how many rules of kube-proxy's iptables (and ipvs) mode an iptables-save dump
+# holds: in KUBE-SERVICES, KUBE-NODEPORTS and the per-service chains, or jumping to KUBE-SERVICES. Chains only
+# kubelet writes (KUBE-FIREWALL, its canaries) do not count: kubelet keeps them on nftables-mode nodes too.
+kube_proxy_rules() (
+  n=0
+  while IFS= read -r line; do
+    case $line in
+      "-A KUBE-SERVICES "* | "-A KUBE-NODEPORTS "* | "-A KUBE-SVC-"* | "-A KUBE-SEP-"* | "-A KUBE-EXT-"* | \
+        "-A "*" -j KUBE-SERVICES" | "-A "*" -j KUBE-SERVICES "*) n=$((n + 1)) ;;
+    esac
+  done
+  echo "$n"
+)
+
+# choose_node_backend IPTABLES_CHOICE KUBE_NFT_TABLES KUBE_IPTABLES_RULES HAVE_NFTABLES: what --backend auto writes
+# with. nftables (native, nft-rules.sh) when nft is there and the node shows it uses nftables natively:
+# kube-proxy's nftables tables exist and no iptables backend holds a rule of kube-proxy's (its iptables mode
+# left behind, or running beside), or there is no iptables at all. Otherwise IPTABLES_CHOICE, choose_backend's
+# answer (empty: no iptables backend installed); fails when neither is there. Either way the SNAT works, each
+# backend's chain runs before srcnat; the choice keeps our rules where the node's own are, so whoever reads
+# the node's ruleset with its tool finds ours beside kube-proxy's.
+choose_node_backend() {
+  if [ "$4" = 1 ] && { [ -z "$1" ] || { [ "$2" -gt 0 ] && [ "$3" = 0 ]; }; }; then
+    echo nftables
+  elif [ -n "$1" ]; then
+    echo "$1"
+  else
+    return 1
+  fi
+}

@@ -71,14 +71,14 @@ arch_build() {
   cp "$stripped" "$work/node/node"
 
   # The runtime stage's apt-get step, as a builder caches a layer: once per stand-in (under qemu, a few minutes).
-  runtime_cache=${debian/debian-bookworm-slim-/runtime-}-iptables-tini-ca-certificates
+  runtime_cache=${debian/debian-bookworm-slim-/runtime-}-iptables-nftables-tini-ca-certificates
   if [ ! -d "$runtime_cache" ]; then
-    step "runtime stage ($arch, under qemu): apt-get install -y --no-install-recommends iptables tini ca-certificates"
+    step "runtime stage ($arch, under qemu): apt-get install -y --no-install-recommends iptables nftables tini ca-certificates"
     rm -rf "$runtime_cache.new"
     cp -a "$debian" "$runtime_cache.new"
     cp -L /etc/resolv.conf "$runtime_cache.new/etc/resolv.conf"
     in_root "$runtime_cache.new" env DEBIAN_FRONTEND=noninteractive sh -c 'apt-get update \
-      && apt-get install -y --no-install-recommends iptables tini ca-certificates' >"$work/runtime-stage.log" 2>&1 ||
+      && apt-get install -y --no-install-recommends iptables nftables tini ca-certificates' >"$work/runtime-stage.log" 2>&1 ||
       fail "the $arch runtime stage's apt-get failed: $(tail -5 "$work/runtime-stage.log")"
     mv "$runtime_cache.new" "$runtime_cache"
   fi

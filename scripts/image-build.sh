@@ -56,7 +56,7 @@ fi
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || true)}
 revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
 # The image's runtime packages: the Dockerfile's runtime stage lays out these (test/image/image.test.ts checks).
-runtime_packages=(iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase)
+runtime_packages=(iptables nftables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase)
 
 umask 022
 work=$(mktemp -d "${TMPDIR:-/tmp}/osm-hc-image.XXXXXX")
@@ -245,15 +245,16 @@ else
   run_in=(unshare --mount -- sh -c "$in_image" "$image")
   cli=("${run_in[@]}" /app/supervise.sh /usr/local/bin/node /app/dist/cli.mjs)
   # What runs in the image besides node, run there: a shell and sleep (the webhook's preStop), tini, iptables
-  # with both backends and ip6tables (through the update-alternatives links too); and the CA bundle.
-  # Under qemu the nft tools (and the iptables links to them) cannot run even --version: they open a netlink
-  # socket first, which qemu's user mode does not translate. There they must be present; the legacy ones run.
+  # with both backends and ip6tables (through the update-alternatives links too), nft (the node agent's native
+  # nftables backend); and the CA bundle. Under qemu the nft tools (and the iptables links to them) cannot run
+  # even --version: they open a netlink socket first, which qemu's user mode does not translate. There they must
+  # be present; the legacy ones run.
   emulated=
   [ "$arch" = "$host_arch" ] || emulated=yes
   # shellcheck disable=SC2016 # expanded by the image's sh.
   tools=$(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "${run_in[@]}" /bin/sh -c '
     sleep 0 && tini --version && for t in iptables-nft iptables-legacy ip6tables-nft ip6tables-legacy iptables ip6tables \
-      iptables-nft-restore iptables-legacy-restore iptables-nft-save iptables-legacy-save; do
+      iptables-nft-restore iptables-legacy-restore iptables-nft-save iptables-legacy-save nft; do
         case $1$t in
           yes*legacy*) "$t" --version || exit 1 ;;
           yes*) [ -x "$(command -v "$t")" ] && echo "$t: present (not run under qemu: no netlink)" || exit 1 ;;
@@ -265,9 +266,9 @@ else
   echo "$tools"
   if [ -n "$emulated" ]; then
     echo "/bin/sh, sleep, tini, iptables-legacy, ip6tables-legacy, the CA bundle: run in the image; iptables-nft," \
-      "ip6tables-nft: present (under qemu, not run)"
+      "ip6tables-nft, nft: present (under qemu, not run)"
   else
-    echo "/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle: run in the image"
+    echo "/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, nft, the CA bundle: run in the image"
   fi
   node_arch=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "${run_in[@]}" /usr/local/bin/node -p process.arch 2>&1) ||
     fail "node does not run in the image: $node_arch"
@@ -430,7 +431,7 @@ else
   ip netns del "$netns"
 fi
 
-step "init --dry-run: as root with NET_ADMIN, in a throwaway network namespace, with each iptables backend"
+step "init --dry-run (each iptables backend) and node --dry-run --backend nftables: as root with NET_ADMIN, in a throwaway network namespace"
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1; then
   echo "!!! SKIPPED init --dry-run: it needs root and iproute2 (CI runs as root)" >&2
 else
@@ -451,6 +452,16 @@ else
       *) fail "init --dry-run --backend $backend did not print the bypass rule for iptables-$backend-restore" ;;
     esac
   done
+  if [ "$arch" = "$host_arch" ]; then
+    # The node agent's native nftables backend: nft and its libraries read the namespace's ruleset in the image.
+    rules=$("${image_env[@]}" ip netns exec "$netns" "${cli[@]}" node --dry-run --backend nftables \
+      --pod-cidr 10.88.0.0/16,fd00:88::/64 2>&1) || fail "node --dry-run --backend nftables failed: $rules"
+    echo "$rules"
+    case $rules in
+      *'# IPv6: nft -f -'*'ip6 daddr fd00:88::/64 tcp dport 15901-15904 meta skuid >= 0 snat to '*) ;;
+      *) fail "node --dry-run --backend nftables did not print the IPv6 table's SNAT for nft -f" ;;
+    esac
+  fi
   ip netns del "$netns"
 fi
 

@@ -6,14 +6,15 @@
 
 import { existsSync } from 'node:fs';
 import { HealthcheckError } from '../errors.js';
-import type { Backend } from '../init/options.js';
 import { NODE_SCRIPT, runInitScript } from '../init/script.js';
 import { inClusterClient } from '../kube/api/in-cluster.js';
 import { createLogger, type Logger } from '../log.js';
 import type { Cidr } from '../node/cidr.js';
 import { fetchPodCidrs } from '../node/node-pod-cidrs.js';
 import {
+  BACKEND_ENV,
   NODE_NAME_ENV,
+  type NodeBackend,
   type NodeOptions,
   nodeScriptArgs,
   POD_CIDR_ENV,
@@ -29,7 +30,8 @@ const usage = `Usage: osm-healthcheck node [flags]
 
 The node agent, one per node (hostNetwork, root with NET_ADMIN): the host's own TCP to a local pod's ports
 15901-15904 (kubelet's probes) leaves from ${SEAL_SOURCES.v4} (IPv4) or ${SEAL_SOURCES.v6} (IPv6),
-nat chain OSM_HEALTHCHECK_NODE jumped from the top of POSTROUTING, so a sealed pod can let exactly that source
+nat chain OSM_HEALTHCHECK_NODE jumped from the top of POSTROUTING (with native nftables: table ip/ip6
+osm_healthcheck_node, ahead of srcnat), so a sealed pod can let exactly that source
 past its mesh. It answers init's proof requests on port ${AGENT_PORT}, and puts its rules back when another process
 flushes them. Stopping it leaves the rules in place; only --cleanup removes them.
 
@@ -42,17 +44,19 @@ Flags:
   --kube-ca FILE      its CA (OSM_HEALTHCHECK_KUBE_CA; default the service account's)
   --kube-token-file FILE
                       bearer token (OSM_HEALTHCHECK_KUBE_TOKEN_FILE; default the service account's)
-  --backend auto|nft|legacy
-                      auto (default): the backend holding more rules (kube-proxy's), nft on a tie
+  --backend auto|nft|legacy|nftables
+                      nft: iptables-nft, legacy: iptables-legacy, nftables: native nftables (nft);
+                      auto (default): nftables where kube-proxy runs in nftables mode, else the iptables
+                      backend holding more rules (kube-proxy's), nft on a tie (env ${BACKEND_ENV})
   --resync SECONDS    how often the rules are checked and put back (default 10)
   --listen ADDRESS    where the proof endpoint listens (default every address of the node)
   --port PORT         the proof endpoint's port (default ${AGENT_PORT})
   --once              write the rules and exit
-  --dry-run           print the iptables-restore input per family and change nothing
+  --dry-run           print the iptables-restore (nft -f) input per family and change nothing
   --cleanup           remove the rules from every backend (after every sealed pod is gone or open again)
   --help, --version`;
 
-type Rules = { backend: Backend; cidrs: readonly Cidr[] };
+type Rules = { backend: NodeBackend; cidrs: readonly Cidr[] };
 
 function script(rules: Rules, run: Parameters<typeof nodeScriptArgs>[1], log?: Logger) {
   return runInitScript(nodeScriptArgs(rules, run), {

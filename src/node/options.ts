@@ -2,7 +2,7 @@
 // before any script runs or anything listens.
 
 import { badFlagValue, flagOrEnv, noArguments, parseFlags, sourceName, usageError } from '../flags.js';
-import { BACKENDS, type Backend } from '../init/options.js';
+import { BACKENDS } from '../init/options.js';
 import type { KubeApi } from '../kube/api/in-cluster.js';
 import { KUBE_API_ENV, type KubeApiFlag, kubeApiChoice } from '../kube-api-choice.js';
 import { DEFAULT_INIT_PORTS, formatPortRanges } from '../ports.js';
@@ -10,6 +10,13 @@ import { AGENT_PORT } from '../seal/sources.js';
 import { type Cidr, parseCidrs } from './cidr.js';
 
 export const POD_CIDR_ENV = 'OSM_HEALTHCHECK_POD_CIDR';
+export const BACKEND_ENV = 'OSM_HEALTHCHECK_NODE_BACKEND';
+/**
+ * init's iptables backends, and the native nftables one (nft, init/nft-rules.sh), which only the node agent
+ * writes: a pod's rules follow its mesh's, and every mesh's init writes iptables.
+ */
+export const NODE_BACKENDS = [...BACKENDS, 'nftables'] as const;
+export type NodeBackend = (typeof NODE_BACKENDS)[number];
 /** deploy/node sets it from the downward API (spec.nodeName). */
 export const NODE_NAME_ENV = 'OSM_HEALTHCHECK_NODE_NAME';
 /** How often the agent checks its rules are still there, as kube-proxy resyncs its own. */
@@ -31,7 +38,7 @@ export interface NodeOptions {
   podCidrs: PodCidrSource;
   /** Where pod events go (a sealed or open pod's `Sealed`/`NotSealed`), or why none are posted. */
   events: { node: OwnNode } | { off: string };
-  backend: Backend;
+  backend: NodeBackend;
   resyncSeconds: number;
   /** Where the proof endpoint listens; undefined: every address of the node. */
   listen: string | undefined;
@@ -66,9 +73,13 @@ export function parseNodeOptions(argv: readonly string[], env: NodeJS.ProcessEnv
   const modes = (['once', 'dry-run', 'cleanup'] as const).filter((mode) => values[mode] === true);
   if (modes.length > 1) throw usageError(`--${modes.join(' and --')} both given`, 'one of them');
   const mode: NodeMode = modes[0] ?? 'run';
-  const backend = values.backend ?? 'auto';
-  if (!(BACKENDS as readonly string[]).includes(backend))
-    throw badFlagValue('--backend', backend, BACKENDS.join(', '));
+  const backend = values.backend ?? (env[BACKEND_ENV] || 'auto');
+  if (!(NODE_BACKENDS as readonly string[]).includes(backend))
+    throw badFlagValue(
+      sourceName(values.backend, '--backend', BACKEND_ENV),
+      backend,
+      NODE_BACKENDS.join(', '),
+    );
   const node = ownNode(values, env);
   const cidrText = flagOrEnv(values['pod-cidr'], POD_CIDR_ENV);
   let podCidrs: PodCidrSource;
@@ -91,7 +102,7 @@ export function parseNodeOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     mode,
     podCidrs,
     events: node,
-    backend: backend as Backend,
+    backend: backend as NodeBackend,
     resyncSeconds:
       values.resync === undefined ? DEFAULT_RESYNC_SECONDS : positiveInteger(values.resync, '--resync', 3600),
     listen: values.listen,
@@ -124,7 +135,7 @@ function ownNode(
 
 /** The node script's flags for one run, with the pod networks resolved: `ensure` puts back only what is missing. */
 export function nodeScriptArgs(
-  options: { backend: Backend; cidrs: readonly Cidr[] },
+  options: { backend: NodeBackend; cidrs: readonly Cidr[] },
   run: 'apply' | 'ensure' | 'dry-run' | 'cleanup',
 ): string[] {
   return [

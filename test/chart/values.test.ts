@@ -102,6 +102,11 @@ describe.skipIf(skipWithoutHelm('chart schema tests'))('a bad value fails helm t
         '- image.pullPolicy: image.pullPolicy must be one of the following: "", "Always", "IfNotPresent", "Never"',
     },
     {
+      name: 'an unknown node agent backend',
+      values: { node: { enabled: true, podCIDR: '10.244.0.0/16', backend: 'iptables' } },
+      error: '- node.backend: node.backend must be one of the following: "auto", "nft", "legacy", "nftables"',
+    },
+    {
       name: 'an unknown failure policy',
       values: { webhook: { failurePolicy: 'Never' } },
       error: '- webhook.failurePolicy: webhook.failurePolicy must be one of the following: "Ignore", "Fail"',

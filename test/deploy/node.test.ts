@@ -4,7 +4,7 @@
 // downward API names), and the webhook told to seal.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODE_NAME_ENV, POD_CIDR_ENV, parseNodeOptions } from '../../src/node/options.js';
+import { BACKEND_ENV, NODE_NAME_ENV, POD_CIDR_ENV, parseNodeOptions } from '../../src/node/options.js';
 import { AGENT_PORT } from '../../src/seal/sources.js';
 import { ROOT } from '../helpers/cli.js';
 import {
@@ -57,19 +57,25 @@ describe.skipIf(skipWithoutKubectl('test/deploy/node.test.ts'))('deploy/node ove
     expect(container.env).toEqual([
       { name: POD_CIDR_ENV, value: '' },
       { name: NODE_NAME_ENV, valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+      { name: BACKEND_ENV, value: 'auto' },
     ]);
     // As in the pod: the downward API's node name, the API server Kubernetes names in every pod's environment.
     const env = {
       [NODE_NAME_ENV]: 'node-a',
       KUBERNETES_SERVICE_HOST: '10.96.0.1',
       KUBERNETES_SERVICE_PORT: '443',
+      [BACKEND_ENV]: 'auto',
     };
     expect(parseNodeOptions(container.args.slice(1), env)).toMatchObject({
       mode: 'run',
       port: AGENT_PORT,
       podCidrs: { from: 'node', node: { name: 'node-a' } },
       events: { node: { name: 'node-a' } },
+      backend: 'auto',
     });
+    expect(parseNodeOptions(container.args.slice(1), { ...env, [BACKEND_ENV]: 'nftables' }).backend).toBe(
+      'nftables',
+    );
   });
 
   it('grants the agent what it reads and writes and nothing else: get nodes, list pods, create events', () => {

@@ -47,6 +47,8 @@ export const CA_BUNDLE = file('/etc/ssl/certs/ca-certificates.crt', 'apt-get ins
 export const DPKG = tool('dpkg-query', 'a Debian system');
 export const IP = tool('ip', 'apt-get install iproute2');
 export const IPTABLES = tool('iptables', 'apt-get install iptables');
+/** nft, for the node agent's native nftables backend (Debian's nftables package). */
+export const NFT = tool('nft', 'apt-get install nftables');
 
 /** The needs of `needs` that are missing, as one line for a message. */
 export function missing(needs: readonly Need[]): string {

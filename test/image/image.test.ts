@@ -80,11 +80,11 @@ describe('Dockerfile', () => {
     expect(argsOf(keyword)).toEqual([want]);
   });
 
-  it('the runtime stage installs iptables (both backends, ip6tables), tini and the CA bundle, then lays out their files', () => {
+  it('the runtime stage installs iptables (both backends, ip6tables), nftables (nft), tini and the CA bundle, then lays out their files', () => {
     expect(runCommands(RUNTIME ?? { name: '', from: '', instructions: [] })).toEqual([
       'apt-get update',
-      'apt-get install -y --no-install-recommends iptables tini ca-certificates',
-      'runtime-root.sh /rootfs iptables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase',
+      'apt-get install -y --no-install-recommends iptables nftables tini ca-certificates',
+      'runtime-root.sh /rootfs iptables nftables tini dash coreutils libc6 libstdc++6 libgcc-s1 netbase',
     ]);
   });
 
@@ -284,7 +284,7 @@ describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)',
         // Chrooted into the runtime root with Node's binary, dist/ and init/, as the image runs.
         expect(result.all).toContain('== runtime stage: scripts/runtime-root.sh');
         expect(result.all).toContain(
-          '/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, the CA bundle: run in the image',
+          '/bin/sh, sleep, tini, iptables-nft, iptables-legacy, ip6tables, nft, the CA bundle: run in the image',
         );
         // osm-edge's healthcheck container: 15904 alone beside the sidecar's 15901-15903, tini PID 1.
         expect(result.all).toContain('listening: {"healthcheck":15904}\n');
@@ -299,6 +299,10 @@ describe.skipIf(skipWithout('scripts/image-build.sh (test/image/image.test.ts)',
             ),
           );
         }
+        // The node agent's native nftables backend: nft and its libraries run in the image.
+        expect(result.all).toMatch(
+          /# IPv6: nft -f -\n(?:.*\n)*?\t\tip6 daddr fd00:88::\/64 tcp dport 15901-15904 meta skuid >= 0 snat to fd16:9254:7127:1337:ffff:ffff:ffff:ffff\n/,
+        );
       } else {
         expect(result.all).toContain('!!! SKIPPED the runtime stage');
         expect(result.all).toContain('!!! SKIPPED init --dry-run');
@@ -373,7 +377,7 @@ describe.skipIf(!ARM64 || skipWithout('the arm64 image build (test/image/image.t
       expect(result.all).toContain('architecture: arm64, under qemu-aarch64 (binfmt_misc)');
       expect(result.all).toContain('node in the image: process.arch arm64');
       expect(result.all).toContain(
-        '/bin/sh, sleep, tini, iptables-legacy, ip6tables-legacy, the CA bundle: run in the image; iptables-nft, ip6tables-nft: present (under qemu, not run)',
+        '/bin/sh, sleep, tini, iptables-legacy, ip6tables-legacy, the CA bundle: run in the image; iptables-nft, ip6tables-nft, nft: present (under qemu, not run)',
       );
       expectEverySubcommandRan(result.all);
       // qemu user mode has no netlink: the nft backend is said not to run, the legacy one runs.

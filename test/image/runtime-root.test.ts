@@ -51,6 +51,7 @@ const lines = (text: string) => text.split('\n').filter((line) => line !== '');
 it('the Dockerfile assembles its runtime root from the packages that run', () => {
   expect(PACKAGES).toEqual([
     'iptables',
+    'nftables',
     'tini',
     'dash',
     'coreutils',

@@ -5,7 +5,7 @@
 
 import { dirname } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
-import { IP, IPTABLES, skipWithout } from '../helpers/system-tools.js';
+import { IP, IPTABLES, NFT, skipWithout } from '../helpers/system-tools.js';
 
 export type Backend = 'nft' | 'legacy';
 
@@ -119,6 +119,30 @@ export async function backendWorks(backend: Backend): Promise<boolean> {
       console.warn(
         `\n!!! SKIPPED the iptables-${backend} cases: it cannot write nat rules here: ${result.stderr}\n`,
       );
+    }
+    return result.exitCode === 0;
+  } finally {
+    await execa('ip', ['netns', 'del', scratch], { reject: false });
+  }
+}
+
+/**
+ * Whether the node agent's native nftables suites run: the namespace suites' needs and nft, and nat chains of both
+ * families written with it in a scratch namespace. Without nft they skip loudly, but run and fail under CI=true.
+ */
+export async function nftablesReady(suite: string): Promise<boolean> {
+  if (!LAB_READY || skipWithout(suite, [NFT])) return false;
+  if (!NFT.present) return true;
+  const scratch = `ohc-${process.pid}-probe-nftables`;
+  await execa('ip', ['netns', 'del', scratch], { reject: false });
+  await ip('netns', 'add', scratch);
+  try {
+    const input = ['ip', 'ip6']
+      .map((family) => `table ${family} t { chain c { type nat hook postrouting priority srcnat; }; }`)
+      .join('\n');
+    const result = await execa('ip', ['netns', 'exec', scratch, 'nft', '-f', '-'], { input, reject: false });
+    if (result.exitCode !== 0) {
+      console.warn(`\n!!! SKIPPED ${suite}: nft cannot write nat chains here: ${result.stderr}\n`);
     }
     return result.exitCode === 0;
   } finally {

@@ -120,3 +120,55 @@ describe('reading and rendering our part of the nat table', () => {
     expect(await call('render_node_cleanup', ['0', ''])).toEqual({ ok: true, out: '' });
   });
 });
+
+describe('which backend auto writes with', () => {
+  // A node whose kube-proxy ran in iptables mode: its rules in KUBE-SERVICES and the jump to it, and kubelet's
+  // KUBE-FIREWALL, which kubelet keeps on nftables-mode nodes too.
+  const KUBE_IPTABLES = `*filter
+:KUBE-FIREWALL - [0:0]
+-A INPUT -j KUBE-FIREWALL
+-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment "block incoming localnet connections" -j DROP
+COMMIT
+*nat
+:KUBE-SERVICES - [0:0]
+-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 443 -j KUBE-SVC-NPX46M4PTMTKRN6Y
+-A KUBE-SVC-NPX46M4PTMTKRN6Y -j KUBE-SEP-ABC
+-A KUBE-SEP-ABC -p tcp -m tcp -j DNAT --to-destination 10.0.0.1:6443
+COMMIT`;
+
+  it("kube_proxy_rules counts kube-proxy's iptables rules, not kubelet's", async () => {
+    expect((await call('kube_proxy_rules', [], KUBE_IPTABLES)).out).toBe('4');
+    expect((await call('kube_proxy_rules', [], KUBE_IPTABLES.split('*nat')[0] ?? '')).out).toBe('0');
+  });
+
+  // IPTABLES_CHOICE (choose_backend's answer, empty without iptables), kube-proxy's nftables tables, its
+  // iptables rules, whether nft is installed.
+  it.each([
+    {
+      why: 'kube-proxy in nftables mode, nothing of it in iptables',
+      args: ['nft', '2', '0', '1'],
+      want: 'nftables',
+    },
+    {
+      why: 'only the IPv4 kube-proxy table (single-stack)',
+      args: ['legacy', '1', '0', '1'],
+      want: 'nftables',
+    },
+    { why: 'no iptables installed, nft is', args: ['', '0', '0', '1'], want: 'nftables' },
+    { why: 'kube-proxy in iptables mode', args: ['nft', '0', '57', '1'], want: 'nft' },
+    { why: 'iptables-legacy holds kube-proxy', args: ['legacy', '0', '57', '1'], want: 'legacy' },
+    {
+      why: 'both: a migration half done, keep the iptables choice',
+      args: ['nft', '2', '3', '1'],
+      want: 'nft',
+    },
+    { why: "no kube-proxy at all (a CNI's replacement)", args: ['nft', '0', '0', '1'], want: 'nft' },
+    { why: "kube-proxy's tables, but no nft to write ours", args: ['nft', '2', '0', ''], want: 'nft' },
+    { why: 'neither iptables nor nft', args: ['', '2', '0', ''], want: undefined },
+  ])('$why: $want', async ({ args, want }) => {
+    expect(await call('choose_node_backend', args)).toEqual(
+      want === undefined ? { ok: false, out: '' } : { ok: true, out: want },
+    );
+  });
+});

@@ -4,7 +4,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { parseCidrs } from '../../src/node/cidr.js';
-import { NODE_NAME_ENV, nodeScriptArgs, POD_CIDR_ENV, parseNodeOptions } from '../../src/node/options.js';
+import {
+  BACKEND_ENV,
+  NODE_NAME_ENV,
+  nodeScriptArgs,
+  POD_CIDR_ENV,
+  parseNodeOptions,
+} from '../../src/node/options.js';
 
 describe('parseCidrs', () => {
   it.each([
@@ -92,10 +98,30 @@ describe('parseNodeOptions', () => {
   it.each([
     { argv: ['--once', '--cleanup'], problem: '--once and --cleanup both given' },
     { argv: ['--resync', '0'], problem: '--resync' },
-    { argv: ['--backend', 'nftables'], problem: '--backend' },
+    { argv: ['--backend', 'nft-native'], problem: '--backend "nft-native" is not accepted' },
     { argv: ['--port', '70000'], problem: '--port' },
   ])('refuses $argv', ({ argv, problem }) => {
     expect(() => parseNodeOptions(['--pod-cidr', '10.88.0.0/16', ...argv], {})).toThrow(problem);
+  });
+
+  it.each(['auto', 'nft', 'legacy', 'nftables'])('takes --backend %s, and passes it on', (backend) => {
+    const options = parseNodeOptions(['--pod-cidr', '10.88.0.0/16', '--backend', backend], {});
+    expect(nodeScriptArgs({ backend: options.backend, cidrs: [] }, 'apply').slice(-2)).toEqual([
+      '--backend',
+      backend,
+    ]);
+  });
+
+  it('reads the backend from the environment under the flag, naming it in an error', () => {
+    const cidrs = ['--pod-cidr', '10.88.0.0/16'];
+    expect(parseNodeOptions(cidrs, { [BACKEND_ENV]: 'nftables' }).backend).toBe('nftables');
+    expect(parseNodeOptions([...cidrs, '--backend', 'legacy'], { [BACKEND_ENV]: 'nftables' }).backend).toBe(
+      'legacy',
+    );
+    expect(parseNodeOptions(cidrs, { [BACKEND_ENV]: '' }).backend).toBe('auto');
+    expect(() => parseNodeOptions(cidrs, { [BACKEND_ENV]: 'iptables' })).toThrow(
+      `env ${BACKEND_ENV} "iptables" is not accepted`,
+    );
   });
 
   it("spells the script's argv out per run", () => {
