@@ -142,7 +142,10 @@ describe.each(ENVTEST_SERVERS.map((server) => ({ server, version: server.version
         let posted: Json[] = [];
         await until(
           'two events',
-          async () => (posted = await events()).length >= 2,
+          async () => {
+            posted = await events();
+            return posted.length >= 2;
+          },
           () => JSON.stringify(capture.lines),
         );
         await capture.line((l) =>
