@@ -29,8 +29,10 @@ export interface ForwarderOptions {
   roleOf: (socket: Socket) => ListenerRole | undefined;
   /** Checks of the app in flight per listener, shared fairly by the callers' addresses (gate.ts). */
   maxProbesPerListener: number;
-  /** Counts checks (verdict, duration, failure reason), refusals, checks in flight, shared answers (and those of
-   * them given at a request's deadline), header checks. */
+  /**
+   * Counts checks (verdict, duration, failure reason), refusals, checks in flight, shared answers (and those of
+   * them given at a request's deadline), header checks.
+   */
   recorder: Recorder;
   /** How old a check may be at a request's arrival to answer it (shared-checks.ts); default FRESH_MS. */
   sharedCheckWindowMs?: number;
@@ -121,7 +123,7 @@ export function probeForwarder(options: ForwarderOptions): Forward {
     const ua = request.headers['user-agent'];
     const userAgent = ua !== undefined && KUBELET_UA.test(ua) ? ua : undefined;
     const key = typeof recorded === 'string' ? headerKey(handler, timeoutSeconds) : recorded;
-    // The request's deadline is its check's own budget from now: answered by then, it reaches kubelet in time.
+    // Its check's budget from now bounds the request's deadline: answered by then, it reaches kubelet in time.
     const { value: checked, by } = await checks.join(
       key,
       sourceOf(socket.remoteAddress),

@@ -299,20 +299,19 @@ describe.each<Mode>(['table', 'no table'])("kubelet's probes under another calle
 // at all times, so kubelet's request, arriving more than the 100 ms window into that check, waited for its end and
 // the whole next one, past kubelet's timeout for some of its probes (without the deadline in shared-checks.ts, 4 of
 // 15 here, and 3 and 4 of 19 at a 1 s timeout, each alone: no 3 in a row, which is why this case holds liveness to
-// the readiness rule too, at most 1 failure in 10: a readiness probe with failureThreshold 1 fails on one, and the
-// one allowed is this busy machine's, an app's answer late by hundreds of milliseconds). The app answers the probe in 60%
-// of its timeout; the timeout is 2 s and kubelet's period 2 s, so that the machine's own delays are not read as the
-// flood's. The flood is kubelet's own liveness request from another address with the
-// caller rate as deployed (on, 50 new connections a second): the lever needs only a request every few hundred
-// milliseconds, so the rate does not close it, and a case that needed the rate off would not be an attack a pod can
-// make.
+// the readiness rule too, at most 1 failure in 10; a readiness probe with failureThreshold 1 fails on one, and the
+// one allowed is this busy machine's: an app's answer late by hundreds of milliseconds). The app answers the probe
+// in 60% of its timeout; the timeout is 2 s and kubelet's period 2 s, so that the machine's own delays are not read
+// as the flood's. The flood is kubelet's own liveness request from another address with the caller rate as deployed
+// (on, 50 new connections a second): the lever needs only a request every few hundred milliseconds, so the rate does
+// not close it, and a case that needed the rate off would not be an attack a pod can make.
 describe('a slow probe under a flood of its own request (table)', () => {
   const SLOW_SECONDS = 30;
   const SLOW_TIMEOUT_S = 2;
   const SLOW_PERIOD_MS = 2000;
   const SLOW_MS = 0.6 * SLOW_TIMEOUT_S * 1000;
   let app: Running<Server>;
-  /** Connections the app accepted (one per check), and how many of its answers were due at once at the most. */
+  /** Connections the app accepted (one per check), checks it holds now, and the most it held at once. */
   let checks = 0;
   let inFlight = 0;
   let mostInFlight = 0;
@@ -345,6 +344,7 @@ describe('a slow probe under a flood of its own request (table)', () => {
       const { ports } = companion;
       if (AS_ROOT) setPriority(companion.child.pid as number, -10);
       const request: KubeletRequest = { role: 'liveness', path: '/osm-liveness-probe/app', headers: {} };
+      // What the flood shows in /metrics is asserted below, with the other numbers.
       const flood: Shape = { name: 'slow', attack: 'valid-flood', role: 'liveness', shows: '' };
       const attack = attacker(flood, ports, [request], SLOW_SECONDS + 1);
       const atDeadline = 'osm_healthcheck_deadline_answers_total{listener="liveness"}';
