@@ -116,6 +116,7 @@ export class Recorder {
   private readonly running = zeroes(LISTENER_ROLES);
   private readonly headerChecks = zeroes(HEADER_CHECK_OUTCOMES);
   private readonly shared = zeroes(LISTENER_ROLES);
+  private readonly atDeadline = zeroes(LISTENER_ROLES);
   private readonly evictions = zeroes(LISTENER_ROLES);
   private readonly cuts = Object.fromEntries(LISTENER_ROLES.map((l) => [l, zeroes(CUT_REASONS)])) as Record<
     ListenerRole,
@@ -189,6 +190,14 @@ export class Recorder {
     if (listener !== undefined) this.shared[listener]++;
   }
 
+  /**
+   * A shared answer given at the request's deadline by the check running when it arrived, the next check not having
+   * ended in time (server/shared-checks.ts); also counted by `sharedAnswer`.
+   */
+  deadlineAnswer(listener: ListenerRole | undefined): void {
+    if (listener !== undefined) this.atDeadline[listener]++;
+  }
+
   /** A connection closed to make room for a caller holding fewer (server/source-shares.ts). */
   connectionEvicted(listener: ListenerRole | undefined): void {
     if (listener !== undefined) this.evictions[listener]++;
@@ -244,6 +253,10 @@ export class Recorder {
 
   sharedAnswers(): Sample<{ listener: ListenerRole }>[] {
     return LISTENER_ROLES.map((listener) => ({ labels: { listener }, value: this.shared[listener] }));
+  }
+
+  deadlineAnswers(): Sample<{ listener: ListenerRole }>[] {
+    return LISTENER_ROLES.map((listener) => ({ labels: { listener }, value: this.atDeadline[listener] }));
   }
 
   connectionsEvicted(): Sample<{ listener: ListenerRole }>[] {

@@ -90,9 +90,15 @@ export function createExposition(recorder: Recorder, options: ExpositionOptions)
   );
   counter(
     'shared_answers_total',
-    'Answers given from a check another request began (at most 100 ms before this one arrived): a flood of probe requests shows here, not at the app.',
+    'Answers given from a check another request began (at most 100 ms before this one arrived, the next one, or at its deadline the one running when it arrived): a flood of probe requests shows here, not at the app.',
     ['listener'],
     () => recorder.sharedAnswers(),
+  );
+  counter(
+    'deadline_answers_total',
+    "Shared answers given at the request's deadline by the check that was running when it arrived, begun before it by more than 100 ms, because the next check had not ended in time: a slow probe under a flood of its own request shows here.",
+    ['listener'],
+    () => recorder.deadlineAnswers(),
   );
   counter(
     'connections_evicted_total',

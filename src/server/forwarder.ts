@@ -1,5 +1,6 @@
 // The hot path every probe route ends in: a request joins its probe's shared check (shared-checks.ts: one check
-// of the app at a time per probe, fresh within 100 ms) or begins one within the listener's fair gate (gate.ts);
+// of the app at a time per probe, fresh within 100 ms, or the next one, or at the request's deadline the one running
+// when it arrived) or begins one within the listener's fair gate (gate.ts);
 // kubelet's User-Agent passed on, the verdict turned into what kubelet reads, a failed check logged within the line
 // budget.
 //   kubelet -> HTTP -> listener -> Fastify route -> forward -> shared check -> prober (HTTP / TCP / gRPC) -> app
@@ -28,7 +29,10 @@ export interface ForwarderOptions {
   roleOf: (socket: Socket) => ListenerRole | undefined;
   /** Checks of the app in flight per listener, shared fairly by the callers' addresses (gate.ts). */
   maxProbesPerListener: number;
-  /** Counts checks (verdict, duration, failure reason), refusals, checks in flight, shared answers, header checks. */
+  /**
+   * Counts checks (verdict, duration, failure reason), refusals, checks in flight, shared answers (and those of
+   * them given at a request's deadline), header checks.
+   */
   recorder: Recorder;
   /** How old a check may be at a request's arrival to answer it (shared-checks.ts); default FRESH_MS. */
   sharedCheckWindowMs?: number;
@@ -119,11 +123,15 @@ export function probeForwarder(options: ForwarderOptions): Forward {
     const ua = request.headers['user-agent'];
     const userAgent = ua !== undefined && KUBELET_UA.test(ua) ? ua : undefined;
     const key = typeof recorded === 'string' ? headerKey(handler, timeoutSeconds) : recorded;
-    const joined = checks.join(key, sourceOf(socket.remoteAddress), (sources) =>
-      check(role, sources, recorded, handler, timeoutSeconds, userAgent, fields),
+    // Its check's budget from now bounds the request's deadline: answered by then, it reaches kubelet in time.
+    const { value: checked, by } = await checks.join(
+      key,
+      sourceOf(socket.remoteAddress),
+      probeBudgetMs(timeoutSeconds),
+      (sources) => check(role, sources, recorded, handler, timeoutSeconds, userAgent, fields),
     );
-    const checked = await joined.result;
-    if (joined.shared) recorder.sharedAnswer(role);
+    if (by !== 'own') recorder.sharedAnswer(role);
+    if (by === 'running') recorder.deadlineAnswer(role);
     if (!checked.ran) {
       return answer(reply, 503, `${label}: refused: ${checked.limit} probes already in flight on this port`);
     }

@@ -1,11 +1,13 @@
 // GET /metrics on the companion, over real sockets: on the healthcheck listener only, prom-client's text with its
-// content type, and what the routes record (probes in flight, gate refusals, header checks) as it happens.
+// content type, and what the routes record (probes in flight, gate refusals, shared and deadline answers, header
+// checks) as it happens.
 
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpApp } from '../helpers/apps.js';
 import { get } from '../helpers/client.js';
 import { type Companion, startCompanion } from '../helpers/companion.js';
+import { pastFreshWindow } from '../helpers/next-check.js';
 
 /** `name{labels}` -> value for the companion's own series in a scrape. */
 function series(text: string): Map<string, number> {
@@ -122,6 +124,29 @@ describe('GET /metrics', () => {
     expect(count(after, runs('app'))).toBe(count(before, runs('app')) + 1);
     expect(count(after, runs('b'))).toBe(count(before, runs('b')) + 1);
     expect(count(after, runs('c'))).toBe(count(before, runs('c')));
+  });
+
+  it('counts a request answered at its deadline by the check running when it arrived as shared and as a deadline answer', async () => {
+    const probe = () => get(companion.url('liveness', '/osm-liveness-probe/app'));
+    const shared = 'osm_healthcheck_shared_answers_total{listener="liveness"}';
+    const atDeadline = 'osm_healthcheck_deadline_answers_total{listener="liveness"}';
+    const before = await scrape();
+    const first = probe();
+    await holding.arrived(1);
+    // Past the running check's window: the second request waits for the next check, which the app holds; its
+    // deadline is its arrival plus as long as the first check took, so the first check's answer is its own.
+    await pastFreshWindow();
+    const late = probe();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    holding.release();
+    expect((await first).status).toBe(200);
+    await holding.arrived(1);
+    const answered = await late;
+    expect(answered.status).toBe(200);
+    const after = await scrape();
+    expect(after.get(atDeadline)).toBe((before.get(atDeadline) ?? 0) + 1);
+    expect(after.get(shared)).toBe((before.get(shared) ?? 0) + 1);
+    holding.release();
   });
 
   it.each([
