@@ -2,6 +2,7 @@
 // ConfigMap `app`, run by the project's own image), its one pod once Ready, each container's restarts, the events on
 // a pod, and the companion's /metrics read inside its container.
 
+import { samples } from './exposition.js';
 import { type NodeCluster, TEST_IMAGE } from './node-cluster.js';
 import type { KubeObject } from './node-script-pod.js';
 import { until } from './until.js';
@@ -98,17 +99,6 @@ export async function eventsOn(k: NodeCluster, namespace: string, pod: string): 
     await k.kubectl(['get', 'events', '-n', namespace, '--field-selector', selector, '-o', 'json']),
   );
   return events.items;
-}
-
-/** `name{labels}` -> value, for every sample of a text exposition. */
-export function samples(text: string): Map<string, number> {
-  const found = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const cut = line.lastIndexOf(' ');
-    found.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return found;
 }
 
 /** The companion's own /metrics, read inside its container `container` of the pod. */

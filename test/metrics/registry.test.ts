@@ -6,18 +6,8 @@ import { lazyExposition } from '../../src/metrics/load-exposition.js';
 import { Recorder } from '../../src/metrics/recorder.js';
 import { createExposition } from '../../src/metrics/registry.js';
 import { FAILURE_REASONS } from '../../src/probe/failure-reason.js';
+import { samples } from '../helpers/exposition.js';
 import { entry, TABLE } from './table.js';
-
-/** `name{a="b",...}` -> value, for every sample of the text exposition format. */
-function samples(text: string): Map<string, number> {
-  const found = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const cut = line.lastIndexOf(' ');
-    found.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return found;
-}
 
 async function scraped(record: (r: Recorder) => void = () => {}) {
   const recorder = new Recorder(TABLE);

@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ROOT, runCli } from '../helpers/cli.js';
+import { samples } from '../helpers/exposition.js';
 import { NODE_NAME, type NodeCluster, useNodeCluster } from '../helpers/node-cluster.js';
 import type { KubeObject } from '../helpers/node-script-pod.js';
 import {
@@ -24,7 +25,6 @@ import {
   readyCondition,
   readyPod,
   restarts,
-  samples,
 } from '../helpers/node-workload.js';
 import { until } from '../helpers/until.js';
 

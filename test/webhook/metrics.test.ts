@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookRecorder } from '../../src/webhook/metrics/recorder.js';
 import { postAdmission } from '../helpers/admission-post.js';
 import { startCli } from '../helpers/cli.js';
+import { samples } from '../helpers/exposition.js';
 import { PROMTOOL_BIN, promtoolCheckMetrics } from '../helpers/prometheus.js';
 import { skipWithout, tool } from '../helpers/system-tools.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
@@ -22,16 +23,6 @@ function review(change: (pod: Pod) => void): string {
   const body = JSON.parse(FIXTURE);
   change(body.request.object);
   return JSON.stringify(body);
-}
-
-/** `name{labels} value` lines of the text, as a map. */
-function samples(text: string): Map<string, number> {
-  return new Map(
-    text
-      .split('\n')
-      .filter((line) => line !== '' && !line.startsWith('#'))
-      .map((line) => [line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1))]),
-  );
 }
 
 describe('the built webhook serves /metrics on its own port', () => {
