@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { isolatedFiles } from './test/lanes.js';
+import { aloneFiles, isolatedFiles } from './test/lanes.js';
 
 const ROOT = fileURLToPath(new URL('.', import.meta.url));
 
@@ -11,6 +11,11 @@ const ROOT = fileURLToPath(new URL('.', import.meta.url));
  * two lanes in two processes at once, since one vitest process runs a one-worker project after all the others.
  */
 const ISOLATED = [...isolatedFiles(ROOT).keys()];
+/**
+ * Alone: the files whose claim is about time under a load they make themselves (a `// lane: alone` line), run one at
+ * a time after both other lanes have ended (scripts/test.mjs), so no other suite's load blurs it.
+ */
+const ALONE = aloneFiles(ROOT);
 
 /**
  * Side by side: most suites wait on processes, sockets and API servers more than they compute, so one more than
@@ -38,10 +43,14 @@ export default defineConfig({
       },
       {
         extends: true,
+        test: { name: 'alone', include: ALONE, fileParallelism: false },
+      },
+      {
+        extends: true,
         test: {
           name: 'side-by-side',
           include: ['test/**/*.test.ts'],
-          exclude: ISOLATED,
+          exclude: [...ISOLATED, ...ALONE],
           maxWorkers: SIDE_BY_SIDE,
         },
       },

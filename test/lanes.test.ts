@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isolatedFiles } from './lanes.js';
+import { aloneFiles, isolatedFiles } from './lanes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -31,6 +31,10 @@ describe('isolatedFiles', () => {
   write('test/port.test.ts', '// first line\n// lane: isolated: listens on 8080\n');
   write('test/pure.test.ts', "import { skipWithout } from './helpers/system-tools.js';\n");
   write('test/prose.test.ts', "const note = 'a test says // lane: isolated on a line of its own';\n");
+  write(
+    'test/alone.test.ts',
+    "// lane: alone: holds time under its own load\nimport { root } from './helpers/system-tools.js';\n",
+  );
   const lanes = isolatedFiles(root);
 
   it('takes a file that makes network namespaces, or imports what does, at any depth', () => {
@@ -49,6 +53,12 @@ describe('isolatedFiles', () => {
 
   it('takes the lane line only on a line of its own', () => {
     expect(lanes.has('test/prose.test.ts')).toBe(false);
+  });
+
+  it('leaves a file that runs alone to the alone lane, root or not', () => {
+    expect(lanes.has('test/alone.test.ts')).toBe(false);
+    expect(aloneFiles(root)).toEqual(['test/alone.test.ts']);
+    expect(aloneFiles(ROOT)).toEqual(['test/node/under-load.test.ts']);
   });
 
   it("puts the project's network-namespace, root and fixed-port suites in it, and its pure suites beside them", () => {

@@ -20,6 +20,13 @@ export const ISOLATING: readonly { marker: RegExp; why: string }[] = [
   },
 ];
 
+/**
+ * What puts a file in the lane that runs after the other two have ended, on a machine doing nothing else: a
+ * `// lane: alone` line with its reason (a suite whose claim is about time under load it makes itself, which the
+ * other lanes' load would blur).
+ */
+export const ALONE: RegExp = /^\/\/ lane: alone\b/m;
+
 /** Where the markers are defined, not used. */
 const DEFINITIONS = ['helpers/system-tools.ts', 'lanes.ts'];
 
@@ -68,9 +75,17 @@ export function isolatedFiles(root: string): Map<string, string> {
   };
   const isolated = new Map<string, string>();
   for (const file of texts.keys()) {
-    if (!file.endsWith('.test.ts')) continue;
+    if (!file.endsWith('.test.ts') || ALONE.test(texts.get(file) ?? '')) continue;
     const why = reasonOf(file);
     if (why !== undefined) isolated.set(relative(root, file), why);
   }
   return isolated;
+}
+
+/** The test files (relative to `root`) that run alone, after every other: those with a `// lane: alone` line. */
+export function aloneFiles(root: string): string[] {
+  const testDir = join(root, 'test');
+  return testModules(testDir)
+    .filter((file) => file.endsWith('.test.ts') && ALONE.test(readFileSync(file, 'utf8')))
+    .map((file) => relative(root, file));
 }

@@ -10,6 +10,9 @@
 // connections_evicted_total is printed, not required: one attacker pod is one source, shed past 50 new connections
 // a second (source-rate.ts) and cut at the 2 s header deadline, so it never holds near the 1,024 a port keeps, and
 // eviction (source-shares.ts) needs many sources. Every number is printed (JSON lines) before any assertion.
+//
+// lane: alone: kubelet's probes are held to no failure at all under the attack, on a 2-core machine; the other lanes'
+// load (not the attacker's) once delayed one check past its 1 s timeout.
 
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
