@@ -130,6 +130,8 @@ describe('GET /metrics', () => {
     const probe = () => get(companion.url('liveness', '/osm-liveness-probe/app'));
     const shared = 'osm_healthcheck_shared_answers_total{listener="liveness"}';
     const atDeadline = 'osm_healthcheck_deadline_answers_total{listener="liveness"}';
+    // The test before ended a check of app: past its window, the first request here begins its own.
+    await pastFreshWindow();
     const before = await scrape();
     const first = probe();
     await holding.arrived(1);
@@ -137,11 +139,15 @@ describe('GET /metrics', () => {
     // deadline is its arrival plus as long as the first check took, so the first check's answer is its own.
     await pastFreshWindow();
     const late = probe();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Time for the request to reach the companion and wait there, on a busy machine too: were it to arrive after
+    // the first check ended, it would begin its own, and the guard below releases it after 10 s rather than hang.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     holding.release();
     expect((await first).status).toBe(200);
     await holding.arrived(1);
+    const guard = setTimeout(() => holding.release(), 10_000);
     const answered = await late;
+    clearTimeout(guard);
     expect(answered.status).toBe(200);
     const after = await scrape();
     expect(after.get(atDeadline)).toBe((before.get(atDeadline) ?? 0) + 1);
