@@ -1,6 +1,22 @@
 # shellcheck shell=sh
-# What the pod's init script and the node agent's script both do with the machine's iptables: check the rights,
-# find each backend's tools, count a backend's rules. Each caller defines die (its own message prefix).
+# What the pod's init script and the node agent's script both do with the machine's iptables: say what went wrong
+# (each caller names itself in OSM_HC_SCRIPT first), check the rights, find each backend's tools, count a backend's
+# rules.
+
+# note MESSAGE, die MESSAGE (exit 1), usage_error MESSAGE (exit 2): on stderr, after the script's name.
+note() { printf '%s: %s\n' "${OSM_HC_SCRIPT:?}" "$*" >&2; }
+die() {
+  note "$*"
+  exit 1
+}
+usage_error() {
+  note "$* (see --help)"
+  exit 2
+}
+# first_line TEXT: TEXT up to its first newline.
+first_line() { printf '%s' "${1%%"$nl"*}"; }
+nl='
+'
 
 # check_privileges ROOT_HINT CAP_HINT: root and CAP_NET_ADMIN, else die with the hint for where this runs.
 # Reading the ruleset needs the same rights as changing it, so --dry-run checks them too.

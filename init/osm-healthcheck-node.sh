@@ -8,6 +8,8 @@
 set -eu
 
 case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+# What note, die and usage_error (iptables-tools.sh) put before each message.
+OSM_HC_SCRIPT=osm-healthcheck-node
 # shellcheck source=rules.sh
 . "$here/rules.sh"
 # shellcheck source=node-rules.sh
@@ -31,18 +33,6 @@ usage() {
 Exit status: 0 done, 1 failed (no rule of the failing family changed), 2 bad usage."
 }
 
-note() { printf 'osm-healthcheck-node: %s\n' "$*" >&2; }
-die() {
-  note "$*"
-  exit 1
-}
-usage_error() {
-  note "$* (see --help)"
-  exit 2
-}
-first_line() { printf '%s' "${1%%"$nl"*}"; }
-nl='
-'
 
 ports=15901-15904 cidrs='' backend=auto mode=apply
 while [ $# -gt 0 ]; do
